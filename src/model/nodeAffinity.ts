@@ -1,0 +1,61 @@
+// Node selection as the scheduler's NodeAffinity filter does it (component-helpers nodeaffinity):
+// spec.nodeSelector labels must all match AND, when required affinity is given, at least one term must match;
+// within a term, every expression and field requirement must match; a term with no requirements matches nothing;
+// Gt/Lt compare the label as an integer against the single value (an unparsable label does not match).
+import { labelValue } from './labels.js';
+import type { Labels, NodeInfo, NodeSelectorRequirement, NodeSelectorTerm, RequiredNodeAffinity } from './types.js';
+
+const INTEGER_RE = /^[+-]?\d+$/;
+
+function parseInteger(value: string): bigint | undefined {
+  return INTEGER_RE.test(value) ? BigInt(value) : undefined;
+}
+
+function matchesNodeRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {
+  switch (r.operator) {
+    case 'In':
+      return value !== undefined && r.values.includes(value);
+    case 'NotIn':
+      return value === undefined || !r.values.includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+    case 'Gt':
+    case 'Lt': {
+      if (value === undefined || r.values.length !== 1) return false;
+      const have = parseInteger(value);
+      const want = parseInteger(r.values[0]!);
+      if (have === undefined || want === undefined) return false;
+      return r.operator === 'Gt' ? have > want : have < want;
+    }
+  }
+}
+
+export function matchesNodeSelectorTerm(term: NodeSelectorTerm, node: Pick<NodeInfo, 'name' | 'labels'>): boolean {
+  if (term.matchExpressions.length === 0 && term.matchFields.length === 0) return false;
+  for (const r of term.matchExpressions) {
+    if (!matchesNodeRequirement(r, labelValue(node.labels, r.key))) return false;
+  }
+  for (const r of term.matchFields) {
+    // metadata.name is the only supported field; validation rejects others.
+    if (!matchesNodeRequirement(r, r.key === 'metadata.name' ? node.name : undefined)) return false;
+  }
+  return true;
+}
+
+export function matchesNodeSelectorLabels(selector: Labels, nodeLabels: Labels): boolean {
+  for (const key of Object.keys(selector)) {
+    if (labelValue(nodeLabels, key) !== selector[key]) return false;
+  }
+  return true;
+}
+
+export function matchesRequiredNodeAffinity(req: RequiredNodeAffinity, node: Pick<NodeInfo, 'name' | 'labels'>): boolean {
+  if (req.nodeSelector !== undefined && !matchesNodeSelectorLabels(req.nodeSelector, node.labels)) return false;
+  if (req.terms === undefined) return true;
+  for (const term of req.terms) if (matchesNodeSelectorTerm(term, node)) return true;
+  return false;
+}
+
+export const NO_NODE_REQUIREMENT: RequiredNodeAffinity = { nodeSelector: undefined, terms: undefined, text: '' };

@@ -1,0 +1,34 @@
+// Taints and tolerations with the API's semantics (k8s.io/api/core/v1 Toleration.ToleratesTaint):
+// an empty toleration effect matches every effect, an empty key (only valid with Exists) matches every key,
+// Exists ignores the value, Equal (or an empty operator) compares it.
+import type { Taint, TaintEffect, Toleration } from './types.js';
+
+export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
+  if (toleration.effect !== '' && toleration.effect !== taint.effect) return false;
+  if (toleration.key !== '' && toleration.key !== taint.key) return false;
+  return toleration.operator === 'Exists' || toleration.value === taint.value;
+}
+
+export function isTolerated(taint: Taint, tolerations: readonly Toleration[]): boolean {
+  for (const t of tolerations) if (toleratesTaint(t, taint)) return true;
+  return false;
+}
+
+/** The first taint with one of `effects` that no toleration tolerates, or undefined. */
+export function findUntoleratedTaint(
+  taints: readonly Taint[],
+  tolerations: readonly Toleration[],
+  effects: ReadonlySet<TaintEffect>,
+): Taint | undefined {
+  for (const taint of taints) {
+    if (effects.has(taint.effect) && !isTolerated(taint, tolerations)) return taint;
+  }
+  return undefined;
+}
+
+/** The effects the scheduler's filters refuse: NoSchedule and NoExecute. */
+export const DO_NOT_SCHEDULE_EFFECTS: ReadonlySet<TaintEffect> = new Set<TaintEffect>(['NoSchedule', 'NoExecute']);
+
+export function taintText(taint: Taint): string {
+  return taint.value === '' ? `${taint.key}:${taint.effect}` : `${taint.key}=${taint.value}:${taint.effect}`;
+}

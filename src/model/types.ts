@@ -1,0 +1,224 @@
+// The compact cluster model: only what analysis, planning and execution read.
+// Full Kubernetes objects are converted into these on arrival (snapshot file or watch cache) and then dropped,
+// so memory stays proportional to what the planner needs (see issue "Throughput and footprint").
+// Everything here is immutable data; strings are interned by the converters.
+
+export type Labels = Readonly<Record<string, string>>;
+
+// ---- selectors -------------------------------------------------------------------------------------------------
+
+export type LabelOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+
+export interface LabelRequirement {
+  readonly key: string;
+  readonly operator: LabelOperator;
+  /** Sorted and de-duplicated; empty for Exists/DoesNotExist. */
+  readonly values: readonly string[];
+}
+
+/**
+ * A validated, compiled metav1.LabelSelector. `null` in the API (a nil selector) matches nothing
+ * for topology spread, pod (anti-)affinity and PDBs, so it is a distinct state, not an empty requirement list.
+ */
+export type Selector =
+  | { readonly kind: 'nothing' }
+  | {
+      readonly kind: 'requirements';
+      /** ANDed; sorted by key then operator, so `text` is canonical. Empty means "everything". */
+      readonly requirements: readonly LabelRequirement[];
+      /** Canonical string form (`app=web,tier in (a,b),!legacy`), usable as a map key and in output. */
+      readonly text: string;
+    };
+
+export type NodeSelectorOperator = LabelOperator | 'Gt' | 'Lt';
+
+export interface NodeSelectorRequirement {
+  readonly key: string;
+  readonly operator: NodeSelectorOperator;
+  readonly values: readonly string[];
+}
+
+/** One nodeSelectorTerm: expressions and fields are ANDed; a term with neither matches no node. */
+export interface NodeSelectorTerm {
+  readonly matchExpressions: readonly NodeSelectorRequirement[];
+  /** Only `metadata.name` is a valid field; operators In/NotIn. */
+  readonly matchFields: readonly NodeSelectorRequirement[];
+}
+
+/**
+ * What a pod requires of its node: `spec.nodeSelector` (all labels must match) AND, when present,
+ * required node affinity (terms ORed). `terms === undefined` means no required affinity was given.
+ */
+export interface RequiredNodeAffinity {
+  readonly nodeSelector: Labels | undefined;
+  readonly terms: readonly NodeSelectorTerm[] | undefined;
+  /** Canonical text of both parts; equal text ⇔ equal requirement (used to group pods). */
+  readonly text: string;
+}
+
+export interface PreferredSchedulingTerm {
+  readonly weight: number;
+  readonly term: NodeSelectorTerm;
+}
+
+// ---- taints and tolerations ------------------------------------------------------------------------------------
+
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+
+export interface Taint {
+  readonly key: string;
+  readonly value: string;
+  readonly effect: TaintEffect;
+}
+
+export interface Toleration {
+  /** Empty key with operator Exists tolerates every taint. */
+  readonly key: string;
+  readonly operator: 'Equal' | 'Exists';
+  readonly value: string;
+  /** Empty effect tolerates every effect. */
+  readonly effect: TaintEffect | '';
+}
+
+// ---- resources -------------------------------------------------------------------------------------------------
+
+/** Resource amounts in base units: cpu in millicores, memory and storage in bytes, everything else as counted. */
+export type Resources = Readonly<Record<string, number>>;
+
+// ---- topology spread and pod affinity --------------------------------------------------------------------------
+
+export type WhenUnsatisfiable = 'DoNotSchedule' | 'ScheduleAnyway';
+export type NodeInclusionPolicy = 'Honor' | 'Ignore';
+
+export interface SpreadConstraint {
+  readonly maxSkew: number;
+  readonly topologyKey: string;
+  readonly whenUnsatisfiable: WhenUnsatisfiable;
+  /** The constraint's labelSelector with the pod's `matchLabelKeys` values already ANDed in. */
+  readonly selector: Selector;
+  /** Defaults applied: minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore. */
+  readonly minDomains: number;
+  readonly nodeAffinityPolicy: NodeInclusionPolicy;
+  readonly nodeTaintsPolicy: NodeInclusionPolicy;
+  /** True when the constraint came from the policy's defaultConstraints rather than the pod spec. */
+  readonly fromDefaults: boolean;
+}
+
+export interface PodAffinityTerm {
+  readonly selector: Selector;
+  readonly topologyKey: string;
+  /**
+   * The namespaces the term selects pods from: the listed names, plus every namespace whose labels match
+   * `namespaceSelector`. Neither given means the pod's own namespace. An empty namespaceSelector ({}) means all.
+   */
+  readonly namespaces: readonly string[];
+  readonly namespaceSelector: Selector | undefined;
+}
+
+// ---- objects ---------------------------------------------------------------------------------------------------
+
+export interface NodeInfo {
+  readonly name: string;
+  readonly labels: Labels;
+  readonly taints: readonly Taint[];
+  readonly unschedulable: boolean;
+  readonly ready: boolean;
+  readonly allocatable: Resources;
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+export type QosClass = 'BestEffort' | 'Burstable' | 'Guaranteed';
+
+export interface OwnerRef {
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** The workload a pod belongs to, for grouping, limits, pacing and metric labels. */
+export interface WorkloadRef {
+  /** Deployment (resolved from a ReplicaSet's pod-template-hash), StatefulSet, DaemonSet, Job, ReplicaSet, …; `Pod` for bare pods. */
+  readonly kind: string;
+  readonly name: string;
+}
+
+export type EvictAnnotation = 'never' | 'always' | undefined;
+
+export interface PodInfo {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Labels;
+  /** Undefined while unscheduled. */
+  readonly nodeName: string | undefined;
+  readonly phase: PodPhase;
+  /** metadata.deletionTimestamp is set. */
+  readonly terminating: boolean;
+  /** The Ready condition is True. */
+  readonly ready: boolean;
+  /** metadata.creationTimestamp in epoch milliseconds. */
+  readonly createdAt: number;
+  /** Resolved: spec.priority, else the PriorityClass's value, else the globalDefault class, else 0. */
+  readonly priority: number;
+  readonly priorityClassName: string | undefined;
+  readonly qos: QosClass;
+  /** The controller owner reference, if any. */
+  readonly owner: OwnerRef | undefined;
+  readonly workload: WorkloadRef;
+  /** Effective scheduling requests (max of init vs sum of regular containers, plus overhead). */
+  readonly requests: Resources;
+  readonly requiredNodeAffinity: RequiredNodeAffinity;
+  readonly preferredNodeAffinity: readonly PreferredSchedulingTerm[];
+  readonly tolerations: readonly Toleration[];
+  /** The pod's own constraints; empty when it has none (policy defaultConstraints are applied by the analysis). */
+  readonly spreadConstraints: readonly SpreadConstraint[];
+  /** Raw `matchLabelKeys`-free selectors are not kept; see SpreadConstraint.selector. */
+  readonly podAffinity: readonly PodAffinityTerm[];
+  readonly podAntiAffinity: readonly PodAffinityTerm[];
+  /** Owned by a DaemonSet. */
+  readonly daemonSet: boolean;
+  /** A mirror or static pod (kubernetes.io/config.mirror annotation, or owned by a Node). */
+  readonly mirror: boolean;
+  /** Uses emptyDir or hostPath volumes. */
+  readonly localStorage: boolean;
+  /** Uses a persistentVolumeClaim (or an ephemeral volume, which creates one). */
+  readonly pvc: boolean;
+  /** rebalancer.dev/evict (or descheduler.alpha.kubernetes.io/evict ⇒ 'always'). */
+  readonly evictAnnotation: EvictAnnotation;
+  /** Set when an opt-out annotation protects the pod; the text names it. */
+  readonly protectedBy: string | undefined;
+}
+
+export interface PdbInfo {
+  readonly namespace: string;
+  readonly name: string;
+  readonly selector: Selector;
+  /** status.disruptionsAllowed when status was present; otherwise undefined and computed from spec. */
+  readonly statusAllowed: number | undefined;
+  readonly minAvailable: IntOrPercent | undefined;
+  readonly maxUnavailable: IntOrPercent | undefined;
+}
+
+export type IntOrPercent = { readonly kind: 'int'; readonly value: number } | { readonly kind: 'percent'; readonly value: number };
+
+export interface PriorityClassInfo {
+  readonly name: string;
+  readonly value: number;
+  readonly globalDefault: boolean;
+}
+
+export interface NamespaceInfo {
+  readonly name: string;
+  readonly labels: Labels;
+}
+
+/** Everything one planning cycle reads. Built from a file (`plan`, `simulate`) or from the watch caches (`run`). */
+export interface ClusterSnapshot {
+  readonly nodes: readonly NodeInfo[];
+  readonly pods: readonly PodInfo[];
+  readonly pdbs: readonly PdbInfo[];
+  readonly priorityClasses: readonly PriorityClassInfo[];
+  readonly namespaces: readonly NamespaceInfo[];
+  /** The instant the snapshot describes (pod ages are measured against it), epoch ms. */
+  readonly now: number;
+}

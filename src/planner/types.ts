@@ -1,0 +1,66 @@
+// The plan: the stable JSON contract of `plan -o json` (DESIGN.md, "Plan output").
+export type Strategy = 'TopologySpread' | 'PodAntiAffinity' | 'PodAffinity' | 'NodeAffinity' | 'NodeTaints';
+
+export interface PlannedEviction {
+  readonly namespace: string;
+  readonly name: string;
+  readonly node: string;
+  readonly strategy: Strategy;
+  readonly reason: string;
+  readonly priority: number;
+  /** Where the simulated replacement lands (extension of the contract; absent when nodeFit is off). */
+  readonly target?: string;
+  /** The pod's workload, `Kind/name` (extension: used for pacing and metrics). */
+  readonly workload?: string;
+  /** The pod's uid, so the executor can send an Eviction with a uid precondition (extension). */
+  readonly uid?: string;
+}
+
+export interface SkippedPod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly strategy: Strategy;
+  readonly reason: string;
+}
+
+export interface TopologyReport {
+  readonly namespace: string;
+  readonly selector: string;
+  readonly topologyKey: string;
+  readonly whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  readonly maxSkew: number;
+  readonly domains: Readonly<Record<string, number>>;
+  readonly skew: number;
+  readonly skewAfter: number;
+  /** Extensions: the owning workloads (`Kind/name`), minDomains, and why the skew cannot be repaired, if so. */
+  readonly workloads?: readonly string[];
+  readonly minDomains?: number;
+  readonly unrepairable?: string;
+}
+
+export interface Violation {
+  readonly strategy: Strategy;
+  readonly namespace: string;
+  readonly name: string;
+  readonly node: string;
+  readonly reason: string;
+  /** Extension: true for preferences (preferred node affinity, PreferNoSchedule) that are only reported. */
+  readonly soft?: boolean;
+}
+
+export interface RebalancePlan {
+  readonly apiVersion: 'rebalancer.dev/v1alpha1';
+  readonly kind: 'RebalancePlan';
+  readonly policy: string;
+  readonly evictions: readonly PlannedEviction[];
+  readonly skipped: readonly SkippedPod[];
+  readonly topology: readonly TopologyReport[];
+  readonly violations: readonly Violation[];
+  readonly summary: {
+    readonly nodes: number;
+    readonly pods: number;
+    readonly violations: number;
+    readonly evictions: number;
+    readonly skipped: number;
+  };
+}
