@@ -1,0 +1,226 @@
+// Every Prometheus metric of the operator, created in one function on an injected registry (no global registry,
+// no module state), with the few operations the rest of the operator needs. Names, help texts and label names
+// come from ./names.ts.
+//
+// Cardinality: policy, strategy and result labels are bounded by the number of policies and two enums. The topology
+// series (namespace × workload × topology_key) grow with the cluster, so they are capped (default 10,000 label sets,
+// each exported as a skew and a max-skew gauge); label sets over the cap are counted in
+// rebalancer_metric_series_dropped_total instead of being exported, and series of workloads that disappeared are
+// removed on the next report.
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
+import { CYCLE_DURATION_BUCKETS, CYCLE_RESULTS, EVICTION_RESULTS, METRICS, STRATEGIES } from './names.js';
+import type { CycleResult, EvictionResult } from './names.js';
+
+export const DEFAULT_MAX_SKEW_SERIES = 10_000;
+
+export interface MetricsOptions {
+  /** Most (namespace, workload, topology_key) label sets exported at once. Default 10,000. */
+  readonly maxSkewSeries?: number;
+  /** Clock, in milliseconds since the epoch, for the last-success timestamp. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/**
+ * One analysed topology group, as far as metrics need it. A planner `TopologyReport` is one: its `workloads`
+ * (owning controllers, `Kind/name`) each get a series labelled with the group's namespace and topology key.
+ */
+export type TopologySeriesInput = Pick<TopologyReport, 'namespace' | 'topologyKey' | 'skew' | 'maxSkew'> & {
+  readonly workloads?: readonly string[];
+};
+
+export type ViolationCounts = Readonly<Partial<Record<Strategy, number>>>;
+
+export interface RebalancerMetrics {
+  /**
+   * Sets the skew and max-skew gauges of every workload in `reports` and removes the series this policy reported
+   * before that are no longer present (a workload or constraint disappeared). A series reported by several
+   * policies stays until none of them reports it. When a workload appears in several groups with the same
+   * topology key, the worst one (largest skew above its maxSkew, then largest skew) is exported.
+   */
+  recordTopology(policy: string, reports: readonly TopologySeriesInput[]): void;
+  /** Sets the violation gauge of every strategy (0 for strategies absent from `countsByStrategy`). */
+  recordViolations(policy: string, countsByStrategy: ViolationCounts): void;
+  /** Counts one eviction attempt and its outcome. */
+  recordEviction(policy: string, strategy: Strategy, result: EvictionResult): void;
+  /**
+   * Records a finished cycle: its duration (not for `skipped_overlap`, which did not run), its outcome and,
+   * on success, the last-success timestamp.
+   */
+  observeCycle(policy: string, seconds: number, result: CycleResult): void;
+  /** Sets the number of evictions the last plan of `policy` contained. */
+  setPlanEvictions(policy: string, count: number): void;
+  /** Records a plan's topology, violations and planned evictions in one call. */
+  recordPlan(plan: RebalancePlan): void;
+  /** Sets `rebalancer_leader` (1 while this replica holds the lease). */
+  setLeader(isLeader: boolean): void;
+  /** Removes every series of a policy (it was deleted, or this replica stopped leading). */
+  forgetPolicy(policy: string): void;
+  /** Number of (namespace, workload, topology_key) label sets currently exported. */
+  skewSeriesCount(): number;
+}
+
+interface TopologyLabels {
+  readonly namespace: string;
+  readonly workload: string;
+  readonly topology_key: string;
+}
+
+interface SeriesValue {
+  readonly labels: TopologyLabels;
+  readonly skew: number;
+  readonly maxSkew: number;
+}
+
+export function createMetrics(registry: Registry, opts: MetricsOptions = {}): RebalancerMetrics {
+  const maxSkewSeries = opts.maxSkewSeries ?? DEFAULT_MAX_SKEW_SERIES;
+  if (!Number.isInteger(maxSkewSeries) || maxSkewSeries < 0) {
+    throw new RangeError(`maxSkewSeries must be a non-negative integer, got ${maxSkewSeries}`);
+  }
+  const now = opts.now ?? Date.now;
+  const registers = [registry];
+
+  const topologySkew = new Gauge({ ...METRICS.topologySkew, registers });
+  const topologyMaxSkew = new Gauge({ ...METRICS.topologyMaxSkew, registers });
+  const violations = new Gauge({ ...METRICS.violations, registers });
+  const evictions = new Counter({ ...METRICS.evictions, registers });
+  const cycleDuration = new Histogram({ ...METRICS.cycleDuration, buckets: [...CYCLE_DURATION_BUCKETS], registers });
+  const cycles = new Counter({ ...METRICS.cycles, registers });
+  const lastSuccessfulCycle = new Gauge({ ...METRICS.lastSuccessfulCycle, registers });
+  const leader = new Gauge({ ...METRICS.leader, registers });
+  const seriesDropped = new Counter({ ...METRICS.seriesDropped, registers });
+  const planEvictions = new Gauge({ ...METRICS.planEvictions, registers });
+
+  // Exported (namespace, workload, topology_key) label sets, and which policies currently report each.
+  const exported = new Map<string, { readonly labels: TopologyLabels; readonly owners: Set<string> }>();
+  const ownedByPolicy = new Map<string, Set<string>>();
+
+  // Both counters exist from the start, so `rate()` and `absent()` see them before the first event.
+  leader.set(0);
+  seriesDropped.inc(0);
+
+  function release(policy: string, key: string): void {
+    const entry = exported.get(key);
+    if (entry === undefined) return;
+    entry.owners.delete(policy);
+    if (entry.owners.size > 0) return;
+    topologySkew.remove({ ...entry.labels });
+    topologyMaxSkew.remove({ ...entry.labels });
+    exported.delete(key);
+  }
+
+  function write(key: string, value: SeriesValue, policy: string): void {
+    let entry = exported.get(key);
+    if (entry === undefined) {
+      entry = { labels: value.labels, owners: new Set() };
+      exported.set(key, entry);
+    }
+    entry.owners.add(policy);
+    topologySkew.set({ ...value.labels }, value.skew);
+    topologyMaxSkew.set({ ...value.labels }, value.maxSkew);
+  }
+
+  function recordTopology(policy: string, reports: readonly TopologySeriesInput[]): void {
+    const desired = collapseReports(reports);
+    const previous = ownedByPolicy.get(policy) ?? new Set<string>();
+    for (const key of previous) {
+      if (!desired.has(key)) release(policy, key);
+    }
+    const owned = new Set<string>();
+    const fresh: Array<[string, SeriesValue]> = [];
+    for (const [key, value] of desired) {
+      if (exported.has(key)) {
+        write(key, value, policy);
+        owned.add(key);
+      } else {
+        fresh.push([key, value]);
+      }
+    }
+    // Over the cap, the worst groups win, so violations stay visible; ties are broken by key for stable output.
+    fresh.sort(([keyA, a], [keyB, b]) => compareSeverity(b, a) || (keyA < keyB ? -1 : keyA > keyB ? 1 : 0));
+    let dropped = 0;
+    for (const [key, value] of fresh) {
+      if (exported.size >= maxSkewSeries) {
+        dropped += 1;
+        continue;
+      }
+      write(key, value, policy);
+      owned.add(key);
+    }
+    if (dropped > 0) seriesDropped.inc(dropped);
+    if (owned.size > 0) ownedByPolicy.set(policy, owned);
+    else ownedByPolicy.delete(policy);
+  }
+
+  function recordViolations(policy: string, countsByStrategy: ViolationCounts): void {
+    for (const strategy of STRATEGIES) {
+      violations.set({ policy, strategy }, countsByStrategy[strategy] ?? 0);
+    }
+  }
+
+  function observeCycle(policy: string, seconds: number, result: CycleResult): void {
+    if (result !== 'skipped_overlap') cycleDuration.observe({ policy }, seconds);
+    cycles.inc({ policy, result });
+    if (result === 'success') lastSuccessfulCycle.set({ policy }, now() / 1000);
+  }
+
+  function recordPlan(plan: RebalancePlan): void {
+    recordTopology(plan.policy, plan.topology);
+    const counts: Partial<Record<Strategy, number>> = {};
+    for (const violation of plan.violations) {
+      counts[violation.strategy] = (counts[violation.strategy] ?? 0) + 1;
+    }
+    recordViolations(plan.policy, counts);
+    planEvictions.set({ policy: plan.policy }, plan.evictions.length);
+  }
+
+  function forgetPolicy(policy: string): void {
+    for (const key of ownedByPolicy.get(policy) ?? []) release(policy, key);
+    ownedByPolicy.delete(policy);
+    for (const strategy of STRATEGIES) {
+      violations.remove({ policy, strategy });
+      for (const result of EVICTION_RESULTS) evictions.remove({ policy, strategy, result });
+    }
+    for (const result of CYCLE_RESULTS) cycles.remove({ policy, result });
+    cycleDuration.remove({ policy });
+    lastSuccessfulCycle.remove({ policy });
+    planEvictions.remove({ policy });
+  }
+
+  return {
+    recordTopology,
+    recordViolations,
+    recordEviction: (policy, strategy, result) => evictions.inc({ policy, strategy, result }),
+    observeCycle,
+    setPlanEvictions: (policy, count) => planEvictions.set({ policy }, count),
+    recordPlan,
+    setLeader: (isLeader) => leader.set(isLeader ? 1 : 0),
+    forgetPolicy,
+    skewSeriesCount: () => exported.size,
+  };
+}
+
+/** One value per label set; a workload in several groups with the same key keeps its worst group. */
+function collapseReports(reports: readonly TopologySeriesInput[]): Map<string, SeriesValue> {
+  const desired = new Map<string, SeriesValue>();
+  for (const report of reports) {
+    for (const workload of report.workloads ?? []) {
+      const labels: TopologyLabels = { namespace: report.namespace, workload, topology_key: report.topologyKey };
+      const value: SeriesValue = { labels, skew: report.skew, maxSkew: report.maxSkew };
+      const key = seriesKey(labels);
+      const current = desired.get(key);
+      if (current === undefined || compareSeverity(value, current) > 0) desired.set(key, value);
+    }
+  }
+  return desired;
+}
+
+/** Positive when `a` is worse than `b`: more skew above the allowed maximum, then more skew. */
+function compareSeverity(a: SeriesValue, b: SeriesValue): number {
+  return a.skew - a.maxSkew - (b.skew - b.maxSkew) || a.skew - b.skew;
+}
+
+function seriesKey(labels: TopologyLabels): string {
+  return `${labels.namespace}\u0000${labels.workload}\u0000${labels.topology_key}`;
+}

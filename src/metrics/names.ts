@@ -1,0 +1,113 @@
+// The metric catalogue: every metric the operator exports, named once, with its type, help text and label names.
+// `createMetrics` builds the metrics from this table, and the tests check the PrometheusRule and the Grafana dashboard
+// against it, so a query can never name a metric or a label that does not exist.
+import type { Strategy } from '../planner/types.js';
+
+export type MetricType = 'gauge' | 'counter' | 'histogram';
+
+export interface MetricDefinition {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+}
+
+/** Outcome of one eviction attempt (label `result` of `rebalancer_evictions_total`). */
+export const EVICTION_RESULTS = ['evicted', 'dry_run', 'pdb_blocked', 'not_found', 'failed', 'skipped'] as const;
+export type EvictionResult = (typeof EVICTION_RESULTS)[number];
+
+/** Outcome of one planning cycle (label `result` of `rebalancer_cycles_total`). */
+export const CYCLE_RESULTS = ['success', 'failed', 'skipped_overlap'] as const;
+export type CycleResult = (typeof CYCLE_RESULTS)[number];
+
+/** Every strategy, so violation gauges can be written for all of them (0 when none). */
+export const STRATEGIES: readonly Strategy[] = [
+  'TopologySpread',
+  'PodAntiAffinity',
+  'PodAffinity',
+  'NodeAffinity',
+  'NodeTaints',
+];
+
+/** Buckets of `rebalancer_cycle_duration_seconds`: a cycle takes milliseconds on a small cluster, minutes at worst. */
+export const CYCLE_DURATION_BUCKETS: readonly number[] = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
+];
+
+const TOPOLOGY_LABELS = ['namespace', 'workload', 'topology_key'] as const;
+
+export const METRICS = {
+  topologySkew: {
+    name: 'rebalancer_topology_skew',
+    type: 'gauge',
+    help: 'Topology spread skew of a workload per topology key, as kube-scheduler computes it (max minus global min).',
+    labelNames: TOPOLOGY_LABELS,
+  },
+  topologyMaxSkew: {
+    name: 'rebalancer_topology_max_skew',
+    type: 'gauge',
+    help: 'The maxSkew the workload allows for this topology key (compare with rebalancer_topology_skew).',
+    labelNames: TOPOLOGY_LABELS,
+  },
+  violations: {
+    name: 'rebalancer_violations',
+    type: 'gauge',
+    help: 'Violations found by the last cycle of a policy, per strategy.',
+    labelNames: ['policy', 'strategy'],
+  },
+  evictions: {
+    name: 'rebalancer_evictions_total',
+    type: 'counter',
+    help: 'Eviction attempts by outcome (evicted, dry_run, pdb_blocked, not_found, failed, skipped).',
+    labelNames: ['policy', 'strategy', 'result'],
+  },
+  cycleDuration: {
+    name: 'rebalancer_cycle_duration_seconds',
+    type: 'histogram',
+    help: 'Wall-clock duration of a rebalancing cycle (snapshot, analysis, planning and evictions).',
+    labelNames: ['policy'],
+  },
+  cycles: {
+    name: 'rebalancer_cycles_total',
+    type: 'counter',
+    help: 'Rebalancing cycles by outcome (success, failed, skipped_overlap).',
+    labelNames: ['policy', 'result'],
+  },
+  lastSuccessfulCycle: {
+    name: 'rebalancer_last_successful_cycle_timestamp_seconds',
+    type: 'gauge',
+    help: 'Unix time at which the last successful cycle of a policy finished.',
+    labelNames: ['policy'],
+  },
+  leader: {
+    name: 'rebalancer_leader',
+    type: 'gauge',
+    help: '1 when this replica holds the leader lease and runs cycles, 0 otherwise.',
+    labelNames: [],
+  },
+  seriesDropped: {
+    name: 'rebalancer_metric_series_dropped_total',
+    type: 'counter',
+    help: 'Topology skew series not exported because the series cap was reached (counted once per series per cycle).',
+    labelNames: [],
+  },
+  planEvictions: {
+    name: 'rebalancer_plan_evictions',
+    type: 'gauge',
+    help: 'Evictions planned by the last cycle of a policy.',
+    labelNames: ['policy'],
+  },
+} as const satisfies Record<string, MetricDefinition>;
+
+export type MetricKey = keyof typeof METRICS;
+
+/** Every exported metric, for tests and documentation. */
+export const METRIC_DEFINITIONS: readonly MetricDefinition[] = Object.values(METRICS);
+
+/** Every exported metric name. */
+export const METRIC_NAMES: readonly string[] = METRIC_DEFINITIONS.map((metric) => metric.name);
+
+/** Label names of each metric, by metric name. */
+export const METRIC_LABELS: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  METRIC_DEFINITIONS.map((metric) => [metric.name, metric.labelNames]),
+);
