@@ -1,0 +1,774 @@
+// The install manifests (manifests/), the Dockerfile and the monitoring bundle: parsed and checked against what the
+// operator needs and what src/metrics/names.ts exports.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { METRIC_DEFINITIONS, METRIC_LABELS } from '../../src/metrics/names.js';
+
+/** Parsed YAML or JSON (what `JSON.parse` returns): read freely here, the assertions check its shape. */
+type Parsed = ReturnType<typeof JSON.parse>;
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MANIFESTS = join(ROOT, 'manifests');
+const NAMESPACE = 'kube-rebalancer';
+const APP_LABELS = { 'app.kubernetes.io/name': 'kube-rebalancer' };
+
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir)
+    .flatMap((entry) => {
+      const path = join(dir, entry);
+      return statSync(path).isDirectory() ? filesUnder(path) : [path];
+    })
+    .sort();
+}
+
+function parseDocuments(path: string): Parsed[] {
+  const documents = parseAllDocuments(readFileSync(path, 'utf8'));
+  for (const document of documents) {
+    if (document.errors.length > 0) throw new Error(`${path}: ${document.errors.map((e) => e.message).join('; ')}`);
+  }
+  return documents.map((document) => document.toJS()).filter((object) => object !== null);
+}
+
+const yamlPaths = filesUnder(MANIFESTS).filter((path) => path.endsWith('.yaml'));
+const topLevelYaml = readdirSync(MANIFESTS)
+  .filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
+  .sort();
+const kustomization = parseDocuments(join(MANIFESTS, 'kustomization.yaml'))[0];
+const installed: Parsed[] = (kustomization.resources as string[]).flatMap((file) =>
+  parseDocuments(join(MANIFESTS, file)),
+);
+
+function installedObject(kind: string, name?: string): Parsed {
+  const found = installed.filter(
+    (object) => object.kind === kind && (name === undefined || object.metadata.name === name),
+  );
+  if (found.length !== 1) throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
+  return found[0];
+}
+
+const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+
+// ---- PromQL: a small tokenizer that finds the metrics and labels a query names -------------------------------------
+
+interface MetricRef {
+  readonly name: string;
+  readonly matcherLabels: readonly string[];
+}
+
+interface PromqlRefs {
+  readonly metrics: readonly MetricRef[];
+  readonly functions: readonly string[];
+  /** Labels named in by/without/on/ignoring/group_left/group_right lists. */
+  readonly groupingLabels: readonly string[];
+}
+
+type Token = { readonly kind: 'ident' | 'string' | 'number' | 'punct' | 'variable'; readonly text: string };
+
+function tokenize(query: string): Token[] {
+  const tokens: Token[] = [];
+  const patterns: Array<[Token['kind'] | 'space', RegExp]> = [
+    ['space', /^\s+/],
+    ['string', /^"(?:[^"\\]|\\.)*"|^'(?:[^'\\]|\\.)*'|^`[^`]*`/],
+    ['variable', /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/], // Grafana variables: $policy, ${datasource}, $__rate_interval
+    ['number', /^[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?(?:ms|[smhdwy])?(?:[0-9]+(?:ms|[smhdwy]))*/i],
+    ['ident', /^[A-Za-z_:][A-Za-z0-9_:]*/],
+    ['punct', /^(?:=~|!~|!=|==|>=|<=|[-+*/%^(){}[\],=<>@])/],
+  ];
+  let rest = query;
+  while (rest.length > 0) {
+    const match = patterns.find(([, pattern]) => pattern.test(rest));
+    if (match === undefined) throw new Error(`cannot tokenize ${JSON.stringify(rest)} in ${JSON.stringify(query)}`);
+    const text = match[1].exec(rest)![0];
+    if (match[0] !== 'space') tokens.push({ kind: match[0], text });
+    rest = rest.slice(text.length);
+  }
+  return tokens;
+}
+
+const PROMQL_FUNCTIONS = new Set([
+  'abs', 'absent', 'absent_over_time', 'avg_over_time', 'ceil', 'changes', 'clamp', 'clamp_max', 'clamp_min',
+  'count_over_time', 'delta', 'deriv', 'exp', 'floor', 'histogram_quantile', 'idelta', 'increase', 'irate',
+  'label_replace', 'label_join', 'last_over_time', 'ln', 'log2', 'log10', 'max_over_time', 'min_over_time',
+  'predict_linear', 'quantile_over_time', 'rate', 'resets', 'round', 'scalar', 'sort', 'sort_desc',
+  'sum_over_time', 'time', 'timestamp', 'vector',
+]); // prettier-ignore
+const AGGREGATIONS = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'count',
+  'stddev',
+  'stdvar',
+  'topk',
+  'bottomk',
+  'quantile',
+  'count_values',
+  'group',
+]);
+const GROUPING = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
+const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'atan2']);
+
+function promqlRefs(query: string): PromqlRefs {
+  const tokens = tokenize(query);
+  const metrics: MetricRef[] = [];
+  const functions: string[] = [];
+  const groupingLabels: string[] = [];
+  /** Reads `( a, b )` starting at tokens[i] === '(' and returns the identifiers and the index after ')'. */
+  const readList = (i: number): [string[], number] => {
+    const names: string[] = [];
+    let j = i + 1;
+    while (j < tokens.length && tokens[j]!.text !== ')') {
+      if (tokens[j]!.kind === 'ident') names.push(tokens[j]!.text);
+      j += 1;
+    }
+    return [names, j + 1];
+  };
+  /** Reads label matchers `{ a="x", b=~"y" }` starting at tokens[i] === '{'. */
+  const readMatchers = (i: number): [string[], number] => {
+    const labels: string[] = [];
+    let j = i + 1;
+    while (j < tokens.length && tokens[j]!.text !== '}') {
+      if (tokens[j]!.kind === 'ident' && ['=', '!=', '=~', '!~'].includes(tokens[j + 1]?.text ?? '')) {
+        labels.push(tokens[j]!.text);
+      }
+      j += 1;
+    }
+    return [labels, j + 1];
+  };
+  let i = 0;
+  while (i < tokens.length) {
+    const token = tokens[i]!;
+    const next = tokens[i + 1];
+    if (token.text === '[') {
+      while (i < tokens.length && tokens[i]!.text !== ']') i += 1; // range or subquery: durations and variables
+      i += 1;
+    } else if (token.kind === 'ident' && GROUPING.has(token.text)) {
+      if (next?.text === '(') {
+        const [names, after] = readList(i + 1);
+        groupingLabels.push(...names);
+        i = after;
+      } else {
+        i += 1;
+      }
+    } else if (token.kind === 'ident' && KEYWORDS.has(token.text)) {
+      i += 1;
+    } else if (token.kind === 'ident' && (next?.text === '(' || AGGREGATIONS.has(token.text))) {
+      functions.push(token.text);
+      i += 1;
+    } else if (token.kind === 'ident') {
+      if (next?.text === '{') {
+        const [labels, after] = readMatchers(i + 1);
+        metrics.push({ name: token.text, matcherLabels: labels });
+        i = after;
+      } else {
+        metrics.push({ name: token.text, matcherLabels: [] });
+        i += 1;
+      }
+    } else if (token.text === '{') {
+      const [labels, after] = readMatchers(i); // a selector without a metric name
+      metrics.push({ name: '', matcherLabels: labels });
+      i = after;
+    } else {
+      i += 1;
+    }
+  }
+  return { metrics, functions, groupingLabels };
+}
+
+/** Labels Prometheus (and the Prometheus Operator's ServiceMonitor) attach to every scraped series. */
+const TARGET_LABELS = ['job', 'instance', 'namespace', 'pod', 'service', 'endpoint', 'container'];
+const HISTOGRAMS = new Set(METRIC_DEFINITIONS.filter((m) => m.type === 'histogram').map((m) => m.name));
+
+/** The labels a series name carries, or undefined when the operator exports no such series. */
+function labelsOf(name: string): readonly string[] | undefined {
+  if (name === 'up') return [];
+  if (METRIC_LABELS[name] !== undefined) return METRIC_LABELS[name];
+  const suffix = /_(bucket|sum|count)$/.exec(name);
+  if (suffix !== null) {
+    const base = name.slice(0, -suffix[0].length);
+    if (HISTOGRAMS.has(base)) return suffix[1] === 'bucket' ? [...METRIC_LABELS[base]!, 'le'] : METRIC_LABELS[base];
+  }
+  return undefined;
+}
+
+/** Every problem with a query: unknown metric, function or label. Empty when the query is sound. */
+function queryProblems(query: string): string[] {
+  const refs = promqlRefs(query);
+  const problems: string[] = [];
+  const known = new Set(TARGET_LABELS);
+  for (const metric of refs.metrics) {
+    const labels = labelsOf(metric.name);
+    if (labels === undefined) {
+      problems.push(`unknown metric ${JSON.stringify(metric.name)}`);
+      continue;
+    }
+    for (const label of labels) known.add(label);
+    for (const label of metric.matcherLabels) {
+      if (!labels.includes(label) && !TARGET_LABELS.includes(label))
+        problems.push(`${metric.name} has no label ${label}`);
+    }
+  }
+  for (const fn of refs.functions) {
+    if (!PROMQL_FUNCTIONS.has(fn) && !AGGREGATIONS.has(fn)) problems.push(`unknown function ${fn}`);
+  }
+  for (const label of refs.groupingLabels) {
+    if (!known.has(label)) problems.push(`no metric of the query has label ${label}`);
+  }
+  if (refs.metrics.length === 0) problems.push('names no metric');
+  return problems;
+}
+
+/** Labels a query's result can carry (for templates such as {{ $labels.x }} and Grafana legends). */
+function resultLabels(query: string): Set<string> {
+  const refs = promqlRefs(query);
+  if (refs.groupingLabels.length > 0 && /\bby\s*\(/.test(query)) return new Set(refs.groupingLabels);
+  return new Set([...TARGET_LABELS, ...refs.metrics.flatMap((metric) => labelsOf(metric.name) ?? [])]);
+}
+
+// ---- Pod Security "restricted" -------------------------------------------------------------------------------------
+
+const RESTRICTED_VOLUME_TYPES = new Set([
+  'configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret',
+]); // prettier-ignore
+
+/** The Pod Security Standard "restricted" checks (plus a read-only root file system), as a list of violations. */
+function restrictedViolations(podSpec: Parsed): string[] {
+  const problems: string[] = [];
+  const pod = podSpec.securityContext ?? {};
+  for (const field of ['hostNetwork', 'hostPID', 'hostIPC']) if (podSpec[field] === true) problems.push(field);
+  for (const volume of podSpec.volumes ?? []) {
+    const type = Object.keys(volume).find((key) => key !== 'name');
+    if (type === undefined || !RESTRICTED_VOLUME_TYPES.has(type))
+      problems.push(`volume ${volume.name} of type ${type}`);
+  }
+  const containers = [...(podSpec.initContainers ?? []), ...(podSpec.containers ?? [])];
+  for (const container of containers) {
+    const sc = container.securityContext ?? {};
+    const where = `container ${container.name}`;
+    if (sc.privileged === true) problems.push(`${where}: privileged`);
+    if (sc.allowPrivilegeEscalation !== false) problems.push(`${where}: allowPrivilegeEscalation must be false`);
+    if ((sc.runAsNonRoot ?? pod.runAsNonRoot) !== true) problems.push(`${where}: runAsNonRoot must be true`);
+    const user = sc.runAsUser ?? pod.runAsUser;
+    if (user === undefined || user === 0) problems.push(`${where}: runAsUser must be set and non-zero`);
+    const seccomp = (sc.seccompProfile ?? pod.seccompProfile)?.type;
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') problems.push(`${where}: seccompProfile`);
+    if (!(sc.capabilities?.drop ?? []).includes('ALL')) problems.push(`${where}: capabilities must drop ALL`);
+    for (const cap of sc.capabilities?.add ?? [])
+      if (cap !== 'NET_BIND_SERVICE') problems.push(`${where}: adds ${cap}`);
+    if (sc.readOnlyRootFilesystem !== true) problems.push(`${where}: readOnlyRootFilesystem must be true`);
+    for (const port of container.ports ?? []) if (port.hostPort !== undefined) problems.push(`${where}: hostPort`);
+  }
+  return problems;
+}
+
+// ---- tests ---------------------------------------------------------------------------------------------------------
+
+describe('manifests: files', () => {
+  it.each(yamlPaths.map((path) => [relative(ROOT, path), path]))('%s parses into Kubernetes objects', (_, path) => {
+    const objects = parseDocuments(path);
+    expect(objects.length).toBeGreaterThan(0);
+    for (const object of objects) {
+      expect(typeof object.apiVersion).toBe('string');
+      expect(typeof object.kind).toBe('string');
+      if (object.kind !== 'Kustomization') expect(object.metadata?.name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+    }
+  });
+
+  it('kustomization.yaml lists every manifest file in manifests/, and each exists', () => {
+    expect([...kustomization.resources].sort()).toEqual(topLevelYaml);
+    for (const file of kustomization.resources) expect(existsSync(join(MANIFESTS, file)), file).toBe(true);
+  });
+
+  it('installs the CRD, namespace, RBAC, Deployment, Service and the monitoring bundle', () => {
+    expect(installed.map((object) => object.kind).sort()).toEqual(
+      [
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'ConfigMap',
+        'CustomResourceDefinition',
+        'Deployment',
+        'Namespace',
+        'PodDisruptionBudget',
+        'PrometheusRule',
+        'Role',
+        'RoleBinding',
+        'Service',
+        'ServiceAccount',
+        'ServiceMonitor',
+      ].sort(),
+    );
+  });
+
+  it('puts every namespaced object in the kube-rebalancer namespace', () => {
+    for (const object of installed.filter((o) => !CLUSTER_SCOPED.has(o.kind))) {
+      expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe(NAMESPACE);
+    }
+    expect(installedObject('Namespace').metadata.name).toBe(NAMESPACE);
+  });
+
+  it("tags the image with package.json's version", () => {
+    const version = JSON.parse(read('package.json')).version;
+    const container = installedObject('Deployment').spec.template.spec.containers[0];
+    expect(container.image).toBe(`kube-rebalancer:${version}`);
+    expect(kustomization.images).toEqual([{ name: 'kube-rebalancer', newTag: version }]);
+  });
+
+  const kubectl = (() => {
+    try {
+      execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  it.skipIf(!kubectl)('builds with kustomize (kubectl kustomize manifests)', () => {
+    const output = execFileSync('kubectl', ['kustomize', MANIFESTS], { encoding: 'utf8' });
+    const built = parseAllDocuments(output).map((document) => document.toJS());
+    expect(built).toHaveLength(installed.length);
+    const deployment = built.find((object) => object.kind === 'Deployment');
+    expect(deployment.spec.template.spec.containers[0].image).toMatch(/^kube-rebalancer:/);
+  });
+});
+
+describe('manifests: Deployment', () => {
+  const deployment = installedObject('Deployment', 'kube-rebalancer');
+  const podSpec = deployment.spec.template.spec;
+  const container = podSpec.containers[0];
+
+  it('runs two replicas selected by its own labels', () => {
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.spec.selector.matchLabels).toEqual(APP_LABELS);
+    expect(deployment.spec.template.metadata.labels).toMatchObject(APP_LABELS);
+  });
+
+  it('meets the restricted Pod Security Standard with a read-only root file system', () => {
+    expect(restrictedViolations(podSpec)).toEqual([]);
+    expect(podSpec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
+    expect(container.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  it('catches an unrestricted pod (the check itself)', () => {
+    const loose = structuredClone(podSpec);
+    loose.hostNetwork = true;
+    delete loose.containers[0].securityContext.capabilities;
+    loose.containers[0].securityContext.allowPrivilegeEscalation = true;
+    loose.volumes.push({ name: 'host', hostPath: { path: '/' } });
+    expect(restrictedViolations(loose)).toEqual([
+      'hostNetwork',
+      'volume host of type hostPath',
+      'container kube-rebalancer: allowPrivilegeEscalation must be false',
+      'container kube-rebalancer: capabilities must drop ALL',
+    ]);
+  });
+
+  it('runs the operator with leader election, metrics on :8080 and its own namespace', () => {
+    expect(container.args).toEqual([
+      'run',
+      '--leader-elect',
+      '--metrics-addr',
+      ':8080',
+      '--namespace',
+      '$(POD_NAMESPACE)',
+    ]);
+    expect(container.command).toBeUndefined(); // the image's ENTRYPOINT is the CLI
+  });
+
+  it('gets POD_NAME (leader identity) and POD_NAMESPACE from the downward API', () => {
+    const env = Object.fromEntries(container.env.map((e: Parsed) => [e.name, e]));
+    expect(env.POD_NAME.valueFrom.fieldRef.fieldPath).toBe('metadata.name');
+    expect(env.POD_NAMESPACE.valueFrom.fieldRef.fieldPath).toBe('metadata.namespace');
+  });
+
+  it('probes /healthz and /readyz on the http-metrics port 8080', () => {
+    expect(container.ports).toEqual([{ name: 'http-metrics', containerPort: 8080, protocol: 'TCP' }]);
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http-metrics' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http-metrics' });
+  });
+
+  it('requests and limits resources', () => {
+    expect(container.resources.requests).toEqual({ cpu: '100m', memory: '256Mi' });
+    expect(container.resources.limits.memory).toBe('1Gi');
+  });
+
+  it('spreads its replicas across hosts and claims no system priority', () => {
+    expect(podSpec.topologySpreadConstraints).toContainEqual(
+      expect.objectContaining({
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        labelSelector: { matchLabels: APP_LABELS },
+      }),
+    );
+    expect(podSpec.priorityClassName).toBeUndefined();
+  });
+
+  it('runs as the ServiceAccount the RBAC bindings name', () => {
+    const account = installedObject('ServiceAccount');
+    expect(podSpec.serviceAccountName).toBe(account.metadata.name);
+    for (const binding of [installedObject('ClusterRoleBinding'), installedObject('RoleBinding')]) {
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: account.metadata.name, namespace: NAMESPACE }]);
+    }
+  });
+
+  it('mounts a writable /tmp (the root file system is read-only)', () => {
+    expect(container.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
+    expect(podSpec.volumes).toContainEqual(expect.objectContaining({ name: 'tmp', emptyDir: expect.any(Object) }));
+  });
+
+  it('keeps a replica through voluntary disruptions', () => {
+    const pdb = installedObject('PodDisruptionBudget');
+    expect(pdb.spec.selector.matchLabels).toEqual(APP_LABELS);
+    expect(pdb.spec.maxUnavailable).toBe(1);
+  });
+});
+
+describe('manifests: RBAC', () => {
+  /** `group/resource:verb` for every permission a role grants. */
+  const grants = (role: Parsed): string[] =>
+    role.rules
+      .flatMap((rule: Parsed) =>
+        rule.apiGroups.flatMap((group: string) =>
+          rule.resources.flatMap((resource: string) =>
+            rule.verbs.map((verb: string) => `${group}/${resource}:${verb}`),
+          ),
+        ),
+      )
+      .sort();
+
+  it('grants cluster-wide exactly what the operator uses', () => {
+    const expected = [
+      ...['nodes', 'pods', 'namespaces'].flatMap((r) => ['get', 'list', 'watch'].map((v) => `/${r}:${v}`)),
+      ...['get', 'list', 'watch'].map((v) => `policy/poddisruptionbudgets:${v}`),
+      ...['get', 'list', 'watch'].map((v) => `scheduling.k8s.io/priorityclasses:${v}`),
+      ...['get', 'list', 'watch'].map((v) => `rebalancer.dev/rebalancepolicies:${v}`),
+      '/pods/eviction:create',
+      'rebalancer.dev/rebalancepolicies/status:update',
+      'rebalancer.dev/rebalancepolicies/status:patch',
+      '/events:create',
+      '/events:patch',
+    ].sort();
+    const role = installedObject('ClusterRole');
+    expect(grants(role)).toEqual(expected);
+    expect(
+      role.rules.every((rule: Parsed) => rule.resourceNames === undefined && rule.nonResourceURLs === undefined),
+    ).toBe(true);
+  });
+
+  it('grants leases for leader election in its own namespace only', () => {
+    const role = installedObject('Role');
+    expect(role.metadata.namespace).toBe(NAMESPACE);
+    expect(grants(role)).toEqual(['get', 'create', 'update'].map((v) => `coordination.k8s.io/leases:${v}`).sort());
+  });
+
+  it('binds each role to the operator', () => {
+    expect(installedObject('ClusterRoleBinding').roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: installedObject('ClusterRole').metadata.name,
+    });
+    expect(installedObject('RoleBinding').roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: installedObject('Role').metadata.name,
+    });
+  });
+});
+
+describe('manifests: Service and ServiceMonitor', () => {
+  it('exposes the pods’ http-metrics port', () => {
+    const service = installedObject('Service');
+    expect(service.spec.selector).toEqual(APP_LABELS);
+    expect(service.spec.ports).toEqual([
+      { name: 'http-metrics', port: 8080, targetPort: 'http-metrics', protocol: 'TCP' },
+    ]);
+  });
+
+  it('scrapes /metrics of that Service, keeping the operator’s namespace label', () => {
+    const monitor = installedObject('ServiceMonitor');
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(monitor.spec.selector.matchLabels).toEqual(APP_LABELS);
+    expect(installedObject('Service').metadata.labels).toMatchObject(APP_LABELS);
+    expect(monitor.spec.endpoints).toEqual([
+      expect.objectContaining({ port: 'http-metrics', path: '/metrics', honorLabels: true }),
+    ]);
+  });
+});
+
+describe('PromQL reference check (the tokenizer)', () => {
+  it('finds metrics, matcher labels, functions and grouping labels', () => {
+    expect(
+      promqlRefs(
+        'histogram_quantile(0.95, sum by (le) (rate(rebalancer_cycle_duration_seconds_bucket{policy=~"$policy"}[$__rate_interval])))',
+      ),
+    ).toEqual({
+      metrics: [{ name: 'rebalancer_cycle_duration_seconds_bucket', matcherLabels: ['policy'] }],
+      functions: ['histogram_quantile', 'sum', 'rate'],
+      groupingLabels: ['le'],
+    });
+    expect(promqlRefs('absent(up{job=~".*kube-rebalancer.*"} == 1) or absent(rebalancer_leader)').metrics).toEqual([
+      { name: 'up', matcherLabels: ['job'] },
+      { name: 'rebalancer_leader', matcherLabels: [] },
+    ]);
+    expect(promqlRefs('time() - max by (policy) (x) > 900 offset 5m').metrics.map((m) => m.name)).toEqual(['x']);
+  });
+
+  it.each([
+    ['sum(rate(rebalancer_evictions{result="failed"}[5m]))', 'unknown metric "rebalancer_evictions"'],
+    ['rebalancer_violations{result="x"}', 'rebalancer_violations has no label result'],
+    ['sum by (result) (rebalancer_violations)', 'no metric of the query has label result'],
+    ['rate(rebalancer_cycle_duration_seconds_total[5m])', 'unknown metric "rebalancer_cycle_duration_seconds_total"'],
+    ['rebalancer_leader_bucket', 'unknown metric "rebalancer_leader_bucket"'],
+    ['sum_by(rebalancer_leader)', 'unknown function sum_by'],
+  ])('flags %s', (query, problem) => {
+    expect(queryProblems(query)).toContain(problem);
+  });
+
+  it('accepts histogram series, target labels and up', () => {
+    expect(queryProblems('sum by (le, pod) (rebalancer_cycle_duration_seconds_bucket)')).toEqual([]);
+    expect(queryProblems('rebalancer_cycle_duration_seconds_sum / rebalancer_cycle_duration_seconds_count')).toEqual(
+      [],
+    );
+    expect(queryProblems('up{job="kube-rebalancer", instance!=""}')).toEqual([]);
+  });
+});
+
+describe('manifests: PrometheusRule', () => {
+  const rule = installedObject('PrometheusRule');
+  const alerts: Parsed[] = rule.spec.groups.flatMap((group: Parsed) => group.rules);
+  const alert = (name: string): Parsed => alerts.find((a) => a.alert === name);
+
+  it('has the alerts of DESIGN.md', () => {
+    expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(alerts.map((a) => a.alert)).toEqual([
+      'RebalancerSkewAboveMax',
+      'RebalancerEvictionsFailing',
+      'RebalancerCycleStale',
+      'RebalancerAbsent',
+      'RebalancerNoLeader',
+    ]);
+  });
+
+  it.each([
+    'RebalancerSkewAboveMax',
+    'RebalancerEvictionsFailing',
+    'RebalancerCycleStale',
+    'RebalancerAbsent',
+    'RebalancerNoLeader',
+  ])('%s names only exported metrics and labels, and its annotations only labels of its result', (name) => {
+    const { expr, labels, annotations } = alert(name);
+    expect(queryProblems(expr)).toEqual([]);
+    expect(['warning', 'critical']).toContain(labels.severity);
+    expect(annotations.summary).toBeTruthy();
+    expect(annotations.description).toBeTruthy();
+    const available = resultLabels(expr);
+    for (const text of Object.values<string>(annotations)) {
+      for (const [, label] of text.matchAll(/\$labels\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
+        expect(available, `${name} uses $labels.${label}`).toContain(label);
+      }
+    }
+  });
+
+  it('fires on skew above maxSkew for 15m, per namespace, workload and topology key', () => {
+    const { expr, for: duration } = alert('RebalancerSkewAboveMax');
+    expect(duration).toBe('15m');
+    expect(promqlRefs(expr).metrics.map((m) => m.name)).toEqual([
+      'rebalancer_topology_skew',
+      'rebalancer_topology_max_skew',
+    ]);
+    expect(promqlRefs(expr).groupingLabels).toEqual(['namespace', 'workload', 'topology_key']);
+  });
+
+  it('fires on failed evictions for 15m', () => {
+    const { expr, for: duration } = alert('RebalancerEvictionsFailing');
+    expect(duration).toBe('15m');
+    expect(expr).toMatch(/rate\(rebalancer_evictions_total\{result="failed"\}\[5m\]\)/);
+  });
+
+  it('fires when no cycle succeeded for 3 × the default 5-minute schedule, and says so', () => {
+    const { expr, annotations } = alert('RebalancerCycleStale');
+    expect(expr).toMatch(/time\(\) - max by \(policy\) \(rebalancer_last_successful_cycle_timestamp_seconds\) > 900/);
+    expect(annotations.description).toMatch(/15 minutes, three times the default 5-minute schedule/);
+  });
+
+  it('fires when the operator is absent or leaderless for 10m', () => {
+    expect(alert('RebalancerAbsent')).toMatchObject({ for: '10m', labels: { severity: 'critical' } });
+    expect(alert('RebalancerAbsent').expr.trim()).toBe(
+      'absent(up{job=~".*kube-rebalancer.*"} == 1) or absent(rebalancer_leader)',
+    );
+    expect(alert('RebalancerNoLeader')).toMatchObject({ for: '10m' });
+    expect(alert('RebalancerNoLeader').expr.trim()).toBe('max(rebalancer_leader) == 0');
+  });
+});
+
+describe('manifests: Grafana dashboard', () => {
+  const DASHBOARD_JSON = 'manifests/grafana/kube-rebalancer-dashboard.json';
+  const CONFIGMAP = 'manifests/grafana-dashboard.yaml';
+  const json = read(DASHBOARD_JSON);
+  const dashboard = JSON.parse(json);
+  const targets: Parsed[] = dashboard.panels.flatMap((panel: Parsed) =>
+    (panel.targets ?? []).map((target: Parsed) => ({ ...target, panel: panel.title })),
+  );
+
+  /** The ConfigMap is generated from the JSON file; UPDATE_MANIFESTS=1 rewrites it. */
+  function renderConfigMap(text: string): string {
+    const header = read(CONFIGMAP).split('data:\n')[0]!;
+    const indented = text
+      .replace(/\n$/, '')
+      .split('\n')
+      .map((line) => (line === '' ? '' : `    ${line}`))
+      .join('\n');
+    return `${header}data:\n  kube-rebalancer-dashboard.json: |\n${indented}\n`;
+  }
+
+  it('is a ConfigMap for the Grafana sidecar that embeds the dashboard JSON identically', () => {
+    if (process.env.UPDATE_MANIFESTS === '1') writeFileSync(join(ROOT, CONFIGMAP), renderConfigMap(json));
+    const configMap = installedObject('ConfigMap', 'kube-rebalancer-dashboard');
+    expect(configMap.metadata.labels.grafana_dashboard).toBe('1');
+    expect(Object.keys(configMap.data)).toEqual(['kube-rebalancer-dashboard.json']);
+    expect(
+      configMap.data['kube-rebalancer-dashboard.json'] === json,
+      `${CONFIGMAP} is out of date: UPDATE_MANIFESTS=1 npx vitest run test/manifests`,
+    ).toBe(true);
+  });
+
+  it('is tidy JSON (two-space indentation, one trailing newline)', () => {
+    expect(json).toBe(`${JSON.stringify(dashboard, null, 2)}\n`);
+  });
+
+  it('has a stable uid, unique panel ids and panels that do not overlap', () => {
+    expect(dashboard.uid).toBe('kube-rebalancer');
+    const ids = dashboard.panels.map((panel: Parsed) => panel.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const cells = new Set<string>();
+    for (const { gridPos, title } of dashboard.panels) {
+      expect(gridPos.x + gridPos.w, title).toBeLessThanOrEqual(24);
+      for (let x = gridPos.x; x < gridPos.x + gridPos.w; x += 1) {
+        for (let y = gridPos.y; y < gridPos.y + gridPos.h; y += 1) {
+          expect(cells.has(`${x},${y}`), `${title} overlaps at ${x},${y}`).toBe(false);
+          cells.add(`${x},${y}`);
+        }
+      }
+    }
+  });
+
+  it('queries only exported metrics and labels, and legends only use labels of the result', () => {
+    expect(targets.length).toBeGreaterThan(0);
+    for (const target of targets) {
+      expect(queryProblems(target.expr), `${target.panel}: ${target.expr}`).toEqual([]);
+      const available = resultLabels(target.expr);
+      for (const [, label] of (target.legendFormat ?? '').matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g)) {
+        expect(available, `${target.panel} legend {{${label}}}`).toContain(label);
+      }
+    }
+  });
+
+  it('takes its template variables from exported metrics and labels', () => {
+    const queries = dashboard.templating.list.filter((variable: Parsed) => variable.type === 'query');
+    expect(queries.map((variable: Parsed) => variable.name)).toEqual(['policy', 'namespace']);
+    for (const variable of queries) {
+      const match = /^label_values\((\w+),\s*(\w+)\)$/.exec(variable.query.query);
+      expect(match, variable.name).not.toBeNull();
+      expect(METRIC_LABELS[match![1]!], variable.name).toContain(match![2]);
+    }
+  });
+
+  it.each([
+    ['skew per workload over time', /rebalancer_topology_skew\{/],
+    ['max skew vs allowed', /rebalancer_topology_max_skew/],
+    ['evictions by result', /sum by \(result\) \(rate\(rebalancer_evictions_total/],
+    ['cycle duration', /histogram_quantile\(0\.\d+, sum by \(le\) \(rate\(rebalancer_cycle_duration_seconds_bucket/],
+    ['violations by strategy', /sum by \(strategy\) \(rebalancer_violations/],
+    ['leader', /rebalancer_leader/],
+  ])('has a panel for %s', (_, pattern) => {
+    expect(targets.some((target) => pattern.test(target.expr))).toBe(true);
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = read('Dockerfile');
+  const instructions = dockerfile
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+  const stages: string[][] = [];
+  for (const line of instructions) {
+    if (/^FROM\s/i.test(line)) stages.push([line]);
+    else stages.at(-1)?.push(line);
+  }
+  const finalStage = stages.at(-1)!;
+
+  it('builds in stages from a Node LTS bookworm-slim image', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:(22|24)-bookworm-slim$/m);
+    for (const stage of stages) expect(stage[0]).toMatch(/^FROM \$\{NODE_IMAGE\} AS \w+$/);
+  });
+
+  it('installs from the lockfile, builds, and installs production dependencies in a clean stage', () => {
+    const build = stages.find((stage) => stage.some((line) => line === 'RUN npm run build'))!;
+    expect(build.some((line) => /^RUN npm ci(\s|$)/.test(line) && !line.includes('--omit=dev'))).toBe(true);
+    const deps = stages.find((stage) => stage.some((line) => /^RUN npm ci .*--omit=dev/.test(line)));
+    expect(deps).toBeDefined();
+    expect(deps).not.toBe(build);
+  });
+
+  it('ships only dist/ and production node_modules, as a numeric non-root user', () => {
+    const copies = finalStage.filter((line) => line.startsWith('COPY'));
+    expect(copies.every((line) => line.startsWith('COPY --from='))).toBe(true);
+    expect(copies.some((line) => /\/app\/dist /.test(line))).toBe(true);
+    expect(copies.some((line) => /node_modules/.test(line))).toBe(true);
+    const user = finalStage.filter((line) => line.startsWith('USER')).at(-1);
+    expect(user).toMatch(/^USER [1-9][0-9]*(:[0-9]+)?$/);
+    expect(user).toBe('USER 65532:65532');
+    expect(finalStage).toContain('ENV NODE_ENV=production');
+  });
+
+  it("starts the CLI from package.json's bin, running the operator by default", () => {
+    const bin = JSON.parse(read('package.json')).bin['kube-rebalancer'];
+    expect(finalStage).toContain(`ENTRYPOINT ["node", "/app/${bin}"]`);
+    expect(finalStage.at(-1)).toBe('CMD ["run"]');
+  });
+
+  it('labels the image with OCI annotations', () => {
+    for (const key of ['title', 'description', 'licenses', 'version', 'revision']) {
+      expect(dockerfile).toContain(`org.opencontainers.image.${key}=`);
+    }
+  });
+
+  it('keeps node_modules, dist, .git and tests out of the build context', () => {
+    const ignore = read('.dockerignore')
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'));
+    expect(ignore[0]).toBe('*'); // everything out, then only what the build needs back in
+    const allowed = ignore.filter((line) => line.startsWith('!')).map((line) => line.slice(1));
+    expect(allowed.sort()).toEqual([
+      'package-lock.json',
+      'package.json',
+      'src/',
+      'tsconfig.build.json',
+      'tsconfig.json',
+    ]);
+    for (const line of finalStage.concat(...stages)) {
+      const copied = /^COPY (?!--from)(.+) \S+$/.exec(line)?.[1]?.split(/\s+/) ?? [];
+      for (const source of copied) {
+        expect(
+          allowed.some((entry) => entry.replace(/\/$/, '') === source),
+          `${source} is in the context`,
+        ).toBe(true);
+      }
+    }
+  });
+});
