@@ -113,7 +113,10 @@ function compileRequirement(raw: unknown, path: string): LabelRequirement {
   if (keyProblem) throw new FieldError(`${path}.key`, keyProblem);
   const operator = raw['operator'];
   if (typeof operator !== 'string' || !OPERATORS.has(operator)) {
-    throw new FieldError(`${path}.operator`, `must be one of In, NotIn, Exists, DoesNotExist (got ${JSON.stringify(operator)})`);
+    throw new FieldError(
+      `${path}.operator`,
+      `must be one of In, NotIn, Exists, DoesNotExist (got ${JSON.stringify(operator)})`,
+    );
   }
   const rawValues = raw['values'] ?? [];
   if (!Array.isArray(rawValues)) throw new FieldError(`${path}.values`, 'must be a list of strings');

@@ -51,7 +51,10 @@ export function matchesNodeSelectorLabels(selector: Labels, nodeLabels: Labels):
   return true;
 }
 
-export function matchesRequiredNodeAffinity(req: RequiredNodeAffinity, node: Pick<NodeInfo, 'name' | 'labels'>): boolean {
+export function matchesRequiredNodeAffinity(
+  req: RequiredNodeAffinity,
+  node: Pick<NodeInfo, 'name' | 'labels'>,
+): boolean {
   if (req.nodeSelector !== undefined && !matchesNodeSelectorLabels(req.nodeSelector, node.labels)) return false;
   if (req.terms === undefined) return true;
   for (const term of req.terms) if (matchesNodeSelectorTerm(term, node)) return true;

@@ -1,0 +1,160 @@
+// `npm run bench`: analysis and planning speed on generated clusters, printed as JSON.
+// Figures are medians of several runs in one process; compare ratios within one run (shared, noisy machines).
+import os from 'node:os';
+import { analyze } from '../src/analysis/analyze.js';
+import { planCycle } from '../src/planner/plan.js';
+import { DEFAULT_POLICY } from '../src/policy/parse.js';
+import type { Policy } from '../src/policy/types.js';
+import { snapshotFromObjects } from '../src/snapshot/load.js';
+import { generateCluster, type ClusterShape } from './clusters.js';
+
+interface Case {
+  readonly name: string;
+  readonly shape: ClusterShape;
+  /** Targets from the issues, in milliseconds. */
+  readonly analysisTargetMs?: number;
+  readonly planTargetMs?: number;
+}
+
+const CASES: Case[] = [
+  {
+    name: '10k pods, 5/5/0 spread (1,000 Deployments x 10)',
+    shape: { nodes: 300, zones: 3, workloads: 1000, replicas: 10, skewedFraction: 1, kind: 'spread', namespaces: 20 },
+    planTargetMs: 50,
+  },
+  {
+    name: '50k pods, mixed',
+    shape: { nodes: 1700, zones: 3, workloads: 1000, replicas: 50, skewedFraction: 0.1, kind: 'mixed', namespaces: 50 },
+  },
+  {
+    name: '150k pods, 5,000 nodes, 3,000 workloads, 10% skewed',
+    shape: {
+      nodes: 5000,
+      zones: 3,
+      workloads: 3000,
+      replicas: 50,
+      skewedFraction: 0.1,
+      kind: 'spread',
+      namespaces: 100,
+    },
+    analysisTargetMs: 1000,
+    planTargetMs: 1000,
+  },
+  {
+    name: '150k pods, mixed (anti-affinity, node affinity, taints), 10% skewed',
+    shape: {
+      nodes: 5000,
+      zones: 3,
+      workloads: 3000,
+      replicas: 50,
+      skewedFraction: 0.1,
+      kind: 'mixed',
+      namespaces: 100,
+    },
+    planTargetMs: 2000,
+  },
+];
+
+/** A policy that may act on everything at once: measures planning the whole job, not one paced cycle. */
+function unboundedPolicy(): Policy {
+  const spec = DEFAULT_POLICY.spec;
+  return {
+    ...DEFAULT_POLICY,
+    name: 'bench-unbounded',
+    spec: {
+      ...spec,
+      eviction: {
+        ...spec.eviction,
+        maxPerCycle: 1_000_000,
+        maxPerNode: 1_000_000,
+        maxPerNamespace: 1_000_000,
+        maxPerWorkload: 1_000_000,
+        minPodAgeMs: 0,
+      },
+    },
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function time<T>(fn: () => T): { ms: number; value: T } {
+  const start = process.hrtime.bigint();
+  const value = fn();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
+function runCase(c: Case, repeats: number): Record<string, unknown> {
+  const raw = generateCluster(c.shape);
+  const now = Date.parse('2026-11-22T00:00:00Z');
+  const convert = time(() => snapshotFromObjects(raw.objects, { file: 'bench', now }));
+  const snapshot = convert.value.snapshot;
+  const analysisMs: number[] = [];
+  const planDefaultMs: number[] = [];
+  const planFullMs: number[] = [];
+  let groups = 0;
+  let violations = 0;
+  let evictionsDefault = 0;
+  let evictionsFull = 0;
+  const full = unboundedPolicy();
+  for (let i = 0; i < repeats; i++) {
+    const a = time(() => analyze(snapshot, DEFAULT_POLICY.spec));
+    analysisMs.push(a.ms);
+    groups = a.value.groups.length;
+    violations = a.value.violations.length;
+    const p = time(() => planCycle(snapshot, DEFAULT_POLICY));
+    planDefaultMs.push(p.ms);
+    evictionsDefault = p.value.plan.evictions.length;
+    const f = time(() => planCycle(snapshot, full));
+    planFullMs.push(f.ms);
+    evictionsFull = f.value.plan.evictions.length;
+  }
+  global.gc?.();
+  return {
+    case: c.name,
+    nodes: snapshot.nodes.length,
+    pods: snapshot.pods.length,
+    workloads: c.shape.workloads,
+    constraintGroups: groups,
+    violations,
+    convertMs: round(convert.ms),
+    analysisMs: round(median(analysisMs)),
+    planDefaultPolicyMs: round(median(planDefaultMs)),
+    evictionsDefaultPolicy: evictionsDefault,
+    planWholeJobMs: round(median(planFullMs)),
+    evictionsWholeJob: evictionsFull,
+    ...(c.analysisTargetMs !== undefined
+      ? { analysisTargetMs: c.analysisTargetMs, analysisWithinTarget: median(analysisMs) <= c.analysisTargetMs }
+      : {}),
+    ...(c.planTargetMs !== undefined
+      ? { planTargetMs: c.planTargetMs, planWithinTarget: median(planFullMs) <= c.planTargetMs }
+      : {}),
+    heapUsedMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+    rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
+  };
+}
+
+function main(): void {
+  const only = process.argv[2];
+  const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
+  const results = CASES.filter((c) => only === undefined || c.name.includes(only)).map((c) => runCase(c, repeats));
+  const out = {
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+    },
+    repeats,
+    results,
+  };
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+}
+
+main();

@@ -1,0 +1,167 @@
+// Topology spread analysis with kube-scheduler's PodTopologySpread semantics (see eligibility.ts for domains).
+// Pods that carry an identical constraint form a group; the group's domain counts include every counted pod of
+// the namespace that matches the selector (whatever its owner), and skew = max − min over eligible domains,
+// with the minimum taken as 0 when there are fewer eligible domains than minDomains.
+import { selectorFromLabels, selectorText } from '../model/labels.js';
+import type { Labels, PodInfo, SpreadConstraint, WhenUnsatisfiable } from '../model/types.js';
+import type { DefaultConstraint } from '../policy/types.js';
+import type { EligibilityCache} from './eligibility.js';
+import { eligibilityKey, type EligibilityInput } from './eligibility.js';
+import type { PodIndex } from './podIndex.js';
+import type { NamespaceScope } from './scope.js';
+
+export interface SpreadGroup extends EligibilityInput {
+  readonly id: string;
+  readonly namespace: string;
+  /** Live pods that carry this constraint: their replacements are scheduled under it. */
+  readonly members: readonly PodInfo[];
+  /** node name → domain, eligible nodes only. */
+  readonly domainsByNode: ReadonlyMap<string, string>;
+  /** domain → number of matching counted pods (every eligible domain present, zeros included). */
+  readonly counts: ReadonlyMap<string, number>;
+  /** Counted pods matching the selector on eligible nodes. */
+  readonly matching: readonly PodInfo[];
+  readonly min: number;
+  readonly max: number;
+  readonly skew: number;
+  /** `Kind/name` of the members' workloads, sorted. */
+  readonly workloads: readonly string[];
+}
+
+export function workloadName(pod: PodInfo): string {
+  return `${pod.workload.kind}/${pod.workload.name}`;
+}
+
+// Labels that differ per pod of one workload. The scheduler builds default-constraint selectors from the owning
+// Service/ReplicaSet/StatefulSet selectors, which never include these; a snapshot has no controllers, so the
+// pod's labels without them stand in for the workload's selector.
+const PER_INSTANCE_LABELS: ReadonlySet<string> = new Set([
+  'statefulset.kubernetes.io/pod-name',
+  'apps.kubernetes.io/pod-index',
+  'controller-revision-hash',
+  'pod-template-generation',
+]);
+
+// The scheduler derives default selectors only from ReplicationControllers, ReplicaSets and StatefulSets
+// (and Services, which a snapshot lacks), so DaemonSet, Job and bare pods get no default constraints.
+const DEFAULTED_OWNER_KINDS: ReadonlySet<string> = new Set(['ReplicaSet', 'StatefulSet', 'ReplicationController']);
+
+const defaultSelectorCache = new WeakMap<Labels, SpreadConstraint['selector']>();
+
+function workloadSelector(labels: Labels): SpreadConstraint['selector'] {
+  let selector = defaultSelectorCache.get(labels);
+  if (!selector) {
+    const kept: Record<string, string> = {};
+    for (const key of Object.keys(labels)) if (!PER_INSTANCE_LABELS.has(key)) kept[key] = labels[key]!;
+    selector = selectorFromLabels(kept);
+    defaultSelectorCache.set(labels, selector);
+  }
+  return selector;
+}
+
+/** The constraints the scheduler applies to a pod: its own, else the cluster defaults with the workload selector. */
+export function effectiveConstraints(
+  pod: PodInfo,
+  defaults: readonly DefaultConstraint[],
+): readonly SpreadConstraint[] {
+  if (pod.spreadConstraints.length > 0) return pod.spreadConstraints;
+  if (defaults.length === 0 || pod.owner === undefined || !DEFAULTED_OWNER_KINDS.has(pod.owner.kind)) return [];
+  const selector = workloadSelector(pod.labels);
+  if (selector.kind === 'requirements' && selector.requirements.length === 0) return [];
+  return defaults.map((d) => ({ ...d, selector, fromDefaults: true }));
+}
+
+function siblingKeysOf(constraints: readonly SpreadConstraint[], kind: WhenUnsatisfiable): string[] {
+  const keys = new Set<string>();
+  for (const c of constraints) if (c.whenUnsatisfiable === kind) keys.add(c.topologyKey);
+  return [...keys].sort();
+}
+
+function groupId(namespace: string, input: EligibilityInput): string {
+  const c = input.constraint;
+  return [
+    namespace,
+    c.maxSkew,
+    c.whenUnsatisfiable,
+    selectorText(c.selector),
+    c.minDomains,
+    c.nodeAffinityPolicy,
+    c.nodeTaintsPolicy,
+    eligibilityKey(input),
+  ].join('\u0001');
+}
+
+interface GroupDraft extends EligibilityInput {
+  readonly id: string;
+  readonly namespace: string;
+  readonly members: PodInfo[];
+}
+
+/** Groups live in-scope pods by identical constraint (the pod's own, or the policy defaults). */
+export function collectGroups(
+  pods: readonly PodInfo[],
+  defaults: readonly DefaultConstraint[],
+  inScope: NamespaceScope,
+): GroupDraft[] {
+  const drafts = new Map<string, GroupDraft>();
+  for (const pod of pods) {
+    if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed' || !inScope(pod.namespace)) continue;
+    const constraints = effectiveConstraints(pod, defaults);
+    if (constraints.length === 0) continue;
+    const hardKeys = siblingKeysOf(constraints, 'DoNotSchedule');
+    const softKeys = siblingKeysOf(constraints, 'ScheduleAnyway');
+    for (const constraint of constraints) {
+      const input: EligibilityInput = {
+        constraint,
+        siblingKeys: constraint.whenUnsatisfiable === 'DoNotSchedule' ? hardKeys : softKeys,
+        nodeAffinity: pod.requiredNodeAffinity,
+        tolerations: pod.tolerations,
+      };
+      const id = groupId(pod.namespace, input);
+      const draft = drafts.get(id);
+      if (draft) draft.members.push(pod);
+      else drafts.set(id, { ...input, id, namespace: pod.namespace, members: [pod] });
+    }
+  }
+  return [...drafts.values()];
+}
+
+/** Domain counts and skew for one group. */
+export function measureGroup(draft: GroupDraft, index: PodIndex, eligibility: EligibilityCache): SpreadGroup {
+  const domainsByNode = eligibility.domainsByNode(draft);
+  const counts = new Map<string, number>();
+  for (const domain of domainsByNode.values()) counts.set(domain, 0);
+  const matching: PodInfo[] = [];
+  for (const pod of index.select(draft.namespace, draft.constraint.selector)) {
+    const domain = domainsByNode.get(pod.nodeName!);
+    if (domain === undefined) continue;
+    matching.push(pod);
+    counts.set(domain, counts.get(domain)! + 1);
+  }
+  const { min, max } = skewBounds(counts, draft.constraint.minDomains);
+  const workloads = [...new Set(draft.members.map(workloadName))].sort();
+  return { ...draft, domainsByNode, counts, matching, min, max, skew: max - min, workloads };
+}
+
+/** The scheduler's global minimum (0 when eligible domains < minDomains) and the maximum. */
+export function skewBounds(counts: ReadonlyMap<string, number>, minDomains: number): { min: number; max: number } {
+  if (counts.size === 0) return { min: 0, max: 0 };
+  let min = Infinity;
+  let max = 0;
+  for (const n of counts.values()) {
+    if (n < min) min = n;
+    if (n > max) max = n;
+  }
+  if (counts.size < minDomains) min = 0;
+  return { min, max };
+}
+
+export function analyzeTopologySpread(
+  pods: readonly PodInfo[],
+  defaults: readonly DefaultConstraint[],
+  inScope: NamespaceScope,
+  index: PodIndex,
+  eligibility: EligibilityCache,
+): SpreadGroup[] {
+  return collectGroups(pods, defaults, inScope).map((draft) => measureGroup(draft, index, eligibility));
+}

@@ -1,0 +1,315 @@
+// Rule violations of pods already running: node affinity, taints and required inter-pod (anti-)affinity,
+// each checked the way the scheduler's filter would check the pod against its current node today.
+import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
+import { matchesNodeSelectorTerm, matchesRequiredNodeAffinity } from '../model/nodeAffinity.js';
+import { isTolerated, taintText } from '../model/taints.js';
+import type {
+  Labels,
+  NodeInfo,
+  PodAffinityTerm,
+  PodInfo,
+  PreferredSchedulingTerm,
+  Taint,
+  TaintEffect,
+} from '../model/types.js';
+import type { Strategy } from '../planner/types.js';
+import type { PolicySpec, TaintMatcher } from '../policy/types.js';
+import { tolerationsText } from './eligibility.js';
+import { isCounted, type PodIndex } from './podIndex.js';
+import type { NamespaceScope } from './scope.js';
+
+export interface ViolationRecord {
+  readonly strategy: Strategy;
+  readonly pod: PodInfo;
+  readonly node: string;
+  readonly reason: string;
+  /** Preferences (preferred node affinity, PreferNoSchedule) are reported; acting on them is the policy's choice. */
+  readonly soft: boolean;
+  /** For inter-pod anti-affinity: the other pod of the conflicting pair (evicting either clears it). */
+  readonly peer?: PodInfo;
+}
+
+export interface ViolationContext {
+  readonly spec: PolicySpec;
+  readonly inScope: NamespaceScope;
+  readonly nodes: ReadonlyMap<string, NodeInfo>;
+  readonly index: PodIndex;
+  readonly namespaceLabels: (namespace: string) => Labels;
+}
+
+// ---- node affinity ---------------------------------------------------------------------------------------------
+
+function preferredScore(terms: readonly PreferredSchedulingTerm[], node: NodeInfo): number {
+  let score = 0;
+  for (const t of terms) if (matchesNodeSelectorTerm(t.term, node)) score += t.weight;
+  return score;
+}
+
+/** Nodes a replacement could be scheduled on, ignoring resources: the scheduler's node-level filters. */
+const UNSCHEDULABLE_TAINT: Taint = { key: 'node.kubernetes.io/unschedulable', value: '', effect: 'NoSchedule' };
+const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', value: '', effect: 'NoSchedule' };
+
+export function nodeAdmitsPod(pod: PodInfo, node: NodeInfo): boolean {
+  // The node lifecycle controller taints cordoned and NotReady nodes; only pods tolerating that may land there.
+  if (node.unschedulable && !isTolerated(UNSCHEDULABLE_TAINT, pod.tolerations)) return false;
+  if (!node.ready && !isTolerated(NOT_READY_TAINT, pod.tolerations)) return false;
+  if (!matchesRequiredNodeAffinity(pod.requiredNodeAffinity, node)) return false;
+  for (const taint of node.taints) {
+    if ((taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') && !isTolerated(taint, pod.tolerations))
+      return false;
+  }
+  return true;
+}
+
+function checkNodeAffinity(
+  pod: PodInfo,
+  node: NodeInfo,
+  ctx: ViolationContext,
+  bestScore: BestScore,
+): ViolationRecord[] {
+  const cfg = ctx.spec.strategies.nodeAffinity;
+  const out: ViolationRecord[] = [];
+  if (cfg.required && !matchesRequiredNodeAffinity(pod.requiredNodeAffinity, node)) {
+    out.push({
+      strategy: 'NodeAffinity',
+      pod,
+      node: node.name,
+      soft: false,
+      reason: `node ${node.name} no longer matches the pod's required node affinity (${pod.requiredNodeAffinity.text})`,
+    });
+  }
+  if (pod.preferredNodeAffinity.length > 0) {
+    const here = preferredScore(pod.preferredNodeAffinity, node);
+    const best = bestScore(pod);
+    if (best.score > here) {
+      out.push({
+        strategy: 'NodeAffinity',
+        pod,
+        node: node.name,
+        soft: true,
+        reason: `preferred node affinity scores ${here} on ${node.name}, ${best.node} scores ${best.score}`,
+      });
+    }
+  }
+  return out;
+}
+
+type BestScore = (pod: PodInfo) => { score: number; node: string };
+
+/** Best preferred-affinity score over nodes that admit the pod; memoised, as replicas share their affinity. */
+function bestScoreFinder(nodes: readonly NodeInfo[]): BestScore {
+  const cache = new Map<string, { score: number; node: string }>();
+  return (pod) => {
+    const key = `${JSON.stringify(pod.preferredNodeAffinity)}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}`;
+    let best = cache.get(key);
+    if (!best) {
+      best = { score: -1, node: '' };
+      for (const node of nodes) {
+        if (!nodeAdmitsPod(pod, node)) continue;
+        const score = preferredScore(pod.preferredNodeAffinity, node);
+        if (score > best.score) best = { score, node: node.name };
+      }
+      cache.set(key, best);
+    }
+    return best;
+  };
+}
+
+// ---- taints ----------------------------------------------------------------------------------------------------
+
+function isExcluded(taint: Taint, excluded: readonly TaintMatcher[]): boolean {
+  return excluded.some((m) => m.key === taint.key && (m.value === undefined || m.value === taint.value));
+}
+
+function checkTaints(pod: PodInfo, node: NodeInfo, ctx: ViolationContext): ViolationRecord[] {
+  const cfg = ctx.spec.strategies.nodeTaints;
+  const out: ViolationRecord[] = [];
+  for (const taint of node.taints) {
+    const effect: TaintEffect = taint.effect;
+    if (effect === 'PreferNoSchedule' && !cfg.includePreferNoSchedule) continue;
+    if (isExcluded(taint, cfg.excludedTaints) || isTolerated(taint, pod.tolerations)) continue;
+    out.push({
+      strategy: 'NodeTaints',
+      pod,
+      node: node.name,
+      soft: effect === 'PreferNoSchedule',
+      reason: `node ${node.name} has taint ${taintText(taint)} that the pod does not tolerate`,
+    });
+  }
+  return out;
+}
+
+// ---- inter-pod affinity ----------------------------------------------------------------------------------------
+
+/** Whether a pod's namespace is one the term selects from. */
+export function termSelectsNamespace(
+  term: PodAffinityTerm,
+  owner: PodInfo,
+  namespace: string,
+  namespaceLabels: (ns: string) => Labels,
+): boolean {
+  if (term.namespaces.length === 0 && term.namespaceSelector === undefined) return namespace === owner.namespace;
+  if (term.namespaces.includes(namespace)) return true;
+  return term.namespaceSelector !== undefined && matchesSelector(term.namespaceSelector, namespaceLabels(namespace));
+}
+
+/** Counted pods that a term matches (selector and namespaces), from the index. */
+export function podsMatchingTerm(
+  term: PodAffinityTerm,
+  owner: PodInfo,
+  ctx: Pick<ViolationContext, 'index' | 'namespaceLabels'>,
+): PodInfo[] {
+  const out: PodInfo[] = [];
+  const namespaces =
+    term.namespaces.length === 0 && term.namespaceSelector === undefined
+      ? [owner.namespace]
+      : [...ctx.index.namespaceNames()];
+  for (const ns of namespaces) {
+    if (!termSelectsNamespace(term, owner, ns, ctx.namespaceLabels)) continue;
+    out.push(...ctx.index.select(ns, term.selector));
+  }
+  return out;
+}
+
+function termText(term: PodAffinityTerm): string {
+  return `${selectorText(term.selector)} @ ${term.topologyKey}`;
+}
+
+function podRef(pod: PodInfo): string {
+  return `${pod.namespace}/${pod.name}`;
+}
+
+interface AffinityScan {
+  readonly nodeOf: (pod: PodInfo) => NodeInfo | undefined;
+  readonly matches: (term: PodAffinityTerm, owner: PodInfo) => PodInfo[];
+  /** Whether `owner`'s own anti-affinity (on ownerNode) excludes `target` on targetNode. */
+  readonly excludes: (owner: PodInfo, ownerNode: NodeInfo, target: PodInfo, targetNode: NodeInfo) => boolean;
+}
+
+/** Whether one of owner's required anti-affinity terms matches target in the same topology domain. */
+export function antiAffinityExcludes(
+  owner: PodInfo,
+  ownerNode: NodeInfo,
+  target: PodInfo,
+  targetNode: NodeInfo,
+  namespaceLabels: (ns: string) => Labels,
+): boolean {
+  return owner.podAntiAffinity.some((term) => {
+    const domain = labelValue(ownerNode.labels, term.topologyKey);
+    return (
+      domain !== undefined &&
+      labelValue(targetNode.labels, term.topologyKey) === domain &&
+      termSelectsNamespace(term, owner, target.namespace, namespaceLabels) &&
+      matchesSelector(term.selector, target.labels)
+    );
+  });
+}
+
+function checkAntiAffinity(pod: PodInfo, node: NodeInfo, scan: AffinityScan, seen: Set<string>): ViolationRecord[] {
+  const out: ViolationRecord[] = [];
+  for (const term of pod.podAntiAffinity) {
+    const domain = labelValue(node.labels, term.topologyKey);
+    if (domain === undefined) continue;
+    for (const other of scan.matches(term, pod)) {
+      if (other === pod) continue;
+      const otherNode = scan.nodeOf(other);
+      if (!otherNode || labelValue(otherNode.labels, term.topologyKey) !== domain) continue;
+      const reason = `required anti-affinity (${termText(term)}) matches ${podRef(other)} on ${otherNode.name} in ${term.topologyKey}=${domain}`;
+      out.push({ strategy: 'PodAntiAffinity', pod, node: node.name, soft: false, reason, peer: other });
+      // The other direction: the matched pod sits where this pod's rule forbids it. When the matched pod's own
+      // rule also excludes this pod, it reports that itself; otherwise it gets an entry here.
+      const pairKey = `${other.uid}\u0000${pod.uid}`;
+      if (!seen.has(pairKey) && !scan.excludes(other, otherNode, pod, node)) {
+        seen.add(pairKey);
+        out.push({
+          strategy: 'PodAntiAffinity',
+          pod: other,
+          node: otherNode.name,
+          soft: false,
+          reason: `${podRef(pod)}'s required anti-affinity (${termText(term)}) excludes this pod from ${term.topologyKey}=${domain}`,
+          peer: pod,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+function checkAffinity(pod: PodInfo, node: NodeInfo, scan: AffinityScan): ViolationRecord[] {
+  const out: ViolationRecord[] = [];
+  for (const term of pod.podAffinity) {
+    const domain = labelValue(node.labels, term.topologyKey);
+    const matches = scan.matches(term, pod).filter((p) => p !== pod);
+    // As at scheduling time: a pod that matches its own term may stand alone when no other pod matches anywhere.
+    if (matches.length === 0 && matchesSelector(term.selector, pod.labels)) continue;
+    const satisfied =
+      domain !== undefined &&
+      matches.some((other) => {
+        const otherNode = scan.nodeOf(other);
+        return otherNode !== undefined && labelValue(otherNode.labels, term.topologyKey) === domain;
+      });
+    if (!satisfied) {
+      out.push({
+        strategy: 'PodAffinity',
+        pod,
+        node: node.name,
+        soft: false,
+        reason:
+          domain === undefined
+            ? `node ${node.name} has no ${term.topologyKey} label required by pod affinity (${termText(term)})`
+            : `required pod affinity (${termText(term)}) has no matching pod in ${term.topologyKey}=${domain}`,
+      });
+    }
+  }
+  return out;
+}
+
+// ---- all together ----------------------------------------------------------------------------------------------
+
+export function analyzeViolations(pods: readonly PodInfo[], ctx: ViolationContext): ViolationRecord[] {
+  const { strategies } = ctx.spec;
+  const bestScore = bestScoreFinder([...ctx.nodes.values()]);
+  const termCache = new Map<string, PodInfo[]>();
+  const scan: AffinityScan = {
+    nodeOf: (p) => (p.nodeName === undefined ? undefined : ctx.nodes.get(p.nodeName)),
+    matches: (term, owner) => {
+      const key = `${owner.namespace}\u0000${selectorText(term.selector)}\u0000${term.namespaces.join(',')}\u0000${term.namespaceSelector ? selectorText(term.namespaceSelector) : '-'}`;
+      let list = termCache.get(key);
+      if (!list) {
+        list = podsMatchingTerm(term, owner, ctx);
+        termCache.set(key, list);
+      }
+      return list;
+    },
+    excludes: (owner, ownerNode, target, targetNode) =>
+      antiAffinityExcludes(owner, ownerNode, target, targetNode, ctx.namespaceLabels),
+  };
+  const seenPairs = new Set<string>();
+  const out: ViolationRecord[] = [];
+  for (const pod of pods) {
+    if (!isCounted(pod) || !ctx.inScope(pod.namespace)) continue;
+    const node = ctx.nodes.get(pod.nodeName!);
+    if (!node) continue;
+    if (strategies.nodeAffinity.enabled) out.push(...checkNodeAffinity(pod, node, ctx, bestScore));
+    if (strategies.nodeTaints.enabled) out.push(...checkTaints(pod, node, ctx));
+    if (strategies.podAntiAffinity.enabled && pod.podAntiAffinity.length > 0) {
+      for (const v of checkAntiAffinity(pod, node, scan, seenPairs)) {
+        // The reverse entry names a pod that may be outside the policy's namespaces; it is still reported on the owner.
+        if (v.pod === pod || ctx.inScope(v.pod.namespace)) out.push(v);
+      }
+    }
+    if (strategies.podAffinity.enabled && pod.podAffinity.length > 0) out.push(...checkAffinity(pod, node, scan));
+  }
+  return dedupe(out);
+}
+
+/** One entry per (strategy, pod, reason): a pair found from both sides is reported once per side. */
+function dedupe(records: ViolationRecord[]): ViolationRecord[] {
+  const seen = new Set<string>();
+  return records.filter((r) => {
+    const key = `${r.strategy}\u0000${r.pod.uid}\u0000${r.reason}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

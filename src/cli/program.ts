@@ -1,0 +1,48 @@
+// kube-rebalancer's command line. Exit codes: 0 success, 1 runtime failure, 2 bad input (with one paragraph
+// on stderr naming the file, object and field).
+import { Command, CommanderError } from 'commander';
+import { InputError } from '../errors.js';
+import { registerRunCommand } from './run.js';
+import { registerOfflineCommands } from './offline.js';
+import { VERSION } from '../version.js';
+
+export function buildProgram(io: { stdout: (s: string) => void; stderr: (s: string) => void }): Command {
+  const program = new Command();
+  program
+    .name('kube-rebalancer')
+    .description('Restores Kubernetes topology spread, affinity and taint compliance with the fewest safe evictions')
+    .version(VERSION, '--version', 'print the version')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError(false);
+  program
+    .command('version')
+    .description('print the version')
+    .action(() => io.stdout(`kube-rebalancer ${VERSION}\n`));
+  registerOfflineCommands(program, io);
+  registerRunCommand(program);
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const io = {
+    stdout: (s: string) => void process.stdout.write(s),
+    stderr: (s: string) => void process.stderr.write(s),
+  };
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version exit 0; unknown flags, missing arguments and bad values are bad input.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof InputError) {
+      io.stderr(`error: ${err.message}\n`);
+      return 2;
+    }
+    io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}

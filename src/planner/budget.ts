@@ -1,0 +1,89 @@
+// What one cycle may still spend: PodDisruptionBudget allowances and the policy's eviction limits.
+// Both are consumed as evictions are planned, so a plan never schedules more than either allows.
+import { pdbKey, pdbsForPod } from '../model/pdb.js';
+import type { PdbInfo, PodInfo } from '../model/types.js';
+import type { PolicySpec } from '../policy/types.js';
+
+export function workloadKey(pod: PodInfo): string {
+  return `${pod.namespace}/${pod.workload.kind}/${pod.workload.name}`;
+}
+
+export class DisruptionBudgets {
+  private readonly remaining: Map<string, number>;
+  private readonly byNamespace = new Map<string, PdbInfo[]>();
+
+  constructor(pdbs: readonly PdbInfo[], allowances: ReadonlyMap<string, number>) {
+    this.remaining = new Map(allowances);
+    for (const pdb of pdbs) {
+      const list = this.byNamespace.get(pdb.namespace);
+      if (list) list.push(pdb);
+      else this.byNamespace.set(pdb.namespace, [pdb]);
+    }
+  }
+
+  private pdbsOf(pod: PodInfo): PdbInfo[] {
+    return pdbsForPod(pod, this.byNamespace.get(pod.namespace) ?? []);
+  }
+
+  /** Why the Eviction API would refuse this pod now, or undefined if one more eviction fits its budget. */
+  refusal(pod: PodInfo): string | undefined {
+    const pdbs = this.pdbsOf(pod);
+    if (pdbs.length > 1) {
+      return `pod is selected by ${pdbs.length} PodDisruptionBudgets (${pdbs.map(pdbKey).join(', ')}); the Eviction API refuses such pods`;
+    }
+    const pdb = pdbs[0];
+    if (pdb === undefined) return undefined;
+    const left = this.remaining.get(pdbKey(pdb)) ?? 0;
+    return left > 0 ? undefined : `PodDisruptionBudget ${pdbKey(pdb)} allows 0 disruptions`;
+  }
+
+  /** Records a planned eviction against the pod's budget. Call only after refusal() returned undefined. */
+  consume(pod: PodInfo): void {
+    const pdb = this.pdbsOf(pod)[0];
+    if (pdb === undefined) return;
+    const key = pdbKey(pdb);
+    this.remaining.set(key, (this.remaining.get(key) ?? 0) - 1);
+  }
+
+  remainingFor(key: string): number | undefined {
+    return this.remaining.get(key);
+  }
+}
+
+export class EvictionLimits {
+  private total = 0;
+  private readonly perNode = new Map<string, number>();
+  private readonly perNamespace = new Map<string, number>();
+  private readonly perWorkload = new Map<string, number>();
+
+  constructor(private readonly limits: PolicySpec['eviction']) {}
+
+  /** Which limit one more eviction of this pod would exceed, or undefined. */
+  exceeded(pod: PodInfo): string | undefined {
+    const l = this.limits;
+    if (this.total >= l.maxPerCycle) return `limit maxPerCycle (${l.maxPerCycle}) reached`;
+    const node = pod.nodeName ?? '';
+    if ((this.perNode.get(node) ?? 0) >= l.maxPerNode)
+      return `limit maxPerNode (${l.maxPerNode}) reached on node ${node}`;
+    if ((this.perNamespace.get(pod.namespace) ?? 0) >= l.maxPerNamespace) {
+      return `limit maxPerNamespace (${l.maxPerNamespace}) reached in namespace ${pod.namespace}`;
+    }
+    if ((this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
+      return `limit maxPerWorkload (${l.maxPerWorkload}) reached for ${pod.workload.kind}/${pod.workload.name}`;
+    }
+    return undefined;
+  }
+
+  /** True once no further eviction can be planned this cycle. */
+  get cycleFull(): boolean {
+    return this.total >= this.limits.maxPerCycle;
+  }
+
+  consume(pod: PodInfo): void {
+    this.total++;
+    const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
+    bump(this.perNode, pod.nodeName ?? '');
+    bump(this.perNamespace, pod.namespace);
+    bump(this.perWorkload, workloadKey(pod));
+  }
+}

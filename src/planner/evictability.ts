@@ -1,0 +1,94 @@
+// Pod protections: small named predicates, each returning why a pod must not be evicted (or undefined).
+// They are checked in this order and the first reason is reported in the plan's `skipped` list.
+// PodDisruptionBudgets and the per-cycle limits depend on what else is planned and live in budget.ts.
+import { matchesSelector } from '../model/labels.js';
+import type { PodInfo, Selector } from '../model/types.js';
+import type { PolicySpec } from '../policy/types.js';
+import type { NamespaceScope } from '../analysis/scope.js';
+
+export interface EvictabilityContext {
+  readonly spec: PolicySpec;
+  readonly now: number;
+  /** Pods at or above this priority are never evicted. */
+  readonly priorityThreshold: number;
+  readonly inScope: NamespaceScope;
+  readonly podSelector: Selector;
+}
+
+type Protection = (pod: PodInfo, ctx: EvictabilityContext) => string | undefined;
+
+function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return m < 120 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60}m`;
+}
+
+const annotationOptOut: Protection = (pod) => (pod.protectedBy ? `protected by ${pod.protectedBy}` : undefined);
+
+const daemonSetPod: Protection = (pod) =>
+  pod.daemonSet ? 'DaemonSet pod (its controller would recreate it on the same node)' : undefined;
+
+const mirrorPod: Protection = (pod) =>
+  pod.mirror ? 'mirror/static pod (managed by the kubelet, not the API)' : undefined;
+
+const terminating: Protection = (pod) => (pod.terminating ? 'pod is terminating' : undefined);
+
+const notRunning: Protection = (pod) => (pod.phase !== 'Running' ? `pod is ${pod.phase}, not Running` : undefined);
+
+const outOfScope: Protection = (pod, ctx) =>
+  ctx.inScope(pod.namespace) ? undefined : `namespace ${pod.namespace} is outside the policy's namespaces`;
+
+const notSelected: Protection = (pod, ctx) =>
+  matchesSelector(ctx.podSelector, pod.labels) ? undefined : "pod does not match the policy's podSelector";
+
+const highPriority: Protection = (pod, ctx) =>
+  pod.priority >= ctx.priorityThreshold
+    ? `priority ${pod.priority} is at or above the threshold ${ctx.priorityThreshold}`
+    : undefined;
+
+const tooYoung: Protection = (pod, ctx) => {
+  const age = ctx.now - pod.createdAt;
+  return age < ctx.spec.eviction.minPodAgeMs
+    ? `pod is ${formatAge(age)} old, younger than minPodAge ${formatAge(ctx.spec.eviction.minPodAgeMs)}`
+    : undefined;
+};
+
+const barePod: Protection = (pod, ctx) =>
+  pod.owner === undefined && !ctx.spec.eviction.evictBarePods && pod.evictAnnotation !== 'always'
+    ? 'bare pod without a controller (nothing would recreate it; set evictBarePods)'
+    : undefined;
+
+const localStorage: Protection = (pod, ctx) =>
+  pod.localStorage && !ctx.spec.eviction.evictLocalStoragePods && pod.evictAnnotation !== 'always'
+    ? 'pod uses local storage (emptyDir/hostPath; set evictLocalStoragePods)'
+    : undefined;
+
+const persistentVolume: Protection = (pod, ctx) =>
+  pod.pvc && !ctx.spec.eviction.evictPodsWithPVC
+    ? 'pod uses a PersistentVolumeClaim (evictPodsWithPVC is false)'
+    : undefined;
+
+/** In order: the reasons a person would look for first come first. */
+export const PROTECTIONS: readonly Protection[] = [
+  annotationOptOut,
+  mirrorPod,
+  daemonSetPod,
+  terminating,
+  notRunning,
+  outOfScope,
+  notSelected,
+  highPriority,
+  tooYoung,
+  barePod,
+  localStorage,
+  persistentVolume,
+];
+
+export function protectionReason(pod: PodInfo, ctx: EvictabilityContext): string | undefined {
+  for (const check of PROTECTIONS) {
+    const reason = check(pod, ctx);
+    if (reason !== undefined) return reason;
+  }
+  return undefined;
+}

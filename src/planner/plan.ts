@@ -1,0 +1,419 @@
+// The planner: the fewest evictions that restore balance, each one justified by a simulated reschedule.
+//
+// Order of work: rule violations first (each needs one move of the offending pod, or of its anti-affinity peer),
+// then skewed spread groups, most excess first. For a group, every step moves one pod from a fullest domain to
+// where the scheduler simulation puts its replacement, re-measuring after each move; a step is kept only if it
+// strictly lowers the group's (skew, domains at max, domains at min), creates no new hard violation and leaves
+// no hard spread group above max(its skew before, its maxSkew). PodDisruptionBudgets, pod protections, priority
+// and the policy's limits are checked before a move is simulated; a refused candidate is reported in `skipped`
+// and the next candidate is tried, so a spent budget is routed around rather than hit.
+import { analyze, type Analysis } from '../analysis/analyze.js';
+import type { SpreadGroup } from '../analysis/topologySpread.js';
+import { nodeAdmitsPod, type ViolationRecord } from '../analysis/violations.js';
+import { MATCH_EVERYTHING, matchesSelector } from '../model/labels.js';
+import { matchesNodeSelectorTerm, matchesRequiredNodeAffinity } from '../model/nodeAffinity.js';
+import { computeAllowances } from '../model/pdb.js';
+import { isTolerated } from '../model/taints.js';
+import type { ClusterSnapshot, NodeInfo, PodInfo, QosClass } from '../model/types.js';
+import { resolvePriorityThreshold } from '../policy/parse.js';
+import type { Policy, PolicySpec } from '../policy/types.js';
+import { ClusterState, skewTuple, tupleLess, type GroupState, type Placed } from '../scheduling/clusterState.js';
+import { canPlaceOn, placeReplacement } from '../scheduling/placement.js';
+import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
+import { protectionReason, type EvictabilityContext } from './evictability.js';
+import { buildPlanReport } from './report.js';
+import type { RebalancePlan, Strategy } from './types.js';
+
+export interface PlanOptions {
+  /** Workloads (`namespace/Kind/name`) the operator holds back this cycle, with the reason (cooldown, pacing). */
+  readonly heldWorkloads?: ReadonlyMap<string, string>;
+}
+
+export interface Move {
+  readonly pod: PodInfo;
+  readonly from: NodeInfo;
+  /** Where the simulated replacement lands; undefined only when nodeFit is off and no target was computed. */
+  readonly target: NodeInfo | undefined;
+  readonly strategy: Strategy;
+  readonly reason: string;
+}
+
+export interface PlanOutcome {
+  readonly plan: RebalancePlan;
+  readonly moves: readonly Move[];
+  readonly analysis: Analysis;
+  readonly state: ClusterState;
+  /** Group id → why its skew cannot be repaired by any eviction. */
+  readonly unrepairable: ReadonlyMap<string, string>;
+}
+
+const QOS_RANK: Readonly<Record<QosClass, number>> = { BestEffort: 0, Burstable: 1, Guaranteed: 2 };
+
+/** Eviction order: lower priority first, then BestEffort before Burstable before Guaranteed, then the youngest. */
+export function compareCandidates(a: PodInfo, b: PodInfo): number {
+  if (a.priority !== b.priority) return a.priority - b.priority;
+  if (a.qos !== b.qos) return QOS_RANK[a.qos] - QOS_RANK[b.qos];
+  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+  const an = `${a.namespace}/${a.name}`;
+  const bn = `${b.namespace}/${b.name}`;
+  return an < bn ? -1 : an > bn ? 1 : 0;
+}
+
+type Attempt =
+  | { readonly ok: true; readonly target: NodeInfo | undefined }
+  | { readonly ok: false; readonly reason: string; readonly placement: boolean };
+
+interface AttemptRules {
+  readonly strategy: Strategy;
+  /** Why landing on `target` would not help (undefined: it helps). */
+  readonly helps: (pod: PodInfo, target: NodeInfo | undefined, from: NodeInfo) => string | undefined;
+  /** The target when nodeFit is off: a node where the move helps, ignoring resources and other pods. */
+  readonly fallbackTarget: (pod: PodInfo, from: NodeInfo) => NodeInfo | undefined;
+  /** Pods above this priority are not evicted for this purpose (the beneficiary's own priority). */
+  readonly maxPriority?: number;
+}
+
+class Planner {
+  readonly state: ClusterState;
+  readonly moves: Move[] = [];
+  readonly unrepairable = new Map<string, string>();
+  private readonly skipped = new Map<string, { pod: PodInfo; strategy: Strategy; reason: string }>();
+  private readonly budgets: DisruptionBudgets;
+  private readonly limits: EvictionLimits;
+  private readonly evictability: EvictabilityContext;
+
+  constructor(
+    readonly analysis: Analysis,
+    private readonly spec: PolicySpec,
+    private readonly options: PlanOptions,
+  ) {
+    const snapshot = analysis.snapshot;
+    this.state = new ClusterState(analysis);
+    this.budgets = new DisruptionBudgets(snapshot.pdbs, computeAllowances(snapshot));
+    this.limits = new EvictionLimits(spec.eviction);
+    this.evictability = {
+      spec,
+      now: snapshot.now,
+      priorityThreshold: resolvePriorityThreshold({ name: '', generation: 0, spec }, snapshot.priorityClasses),
+      inScope: analysis.inScope,
+      podSelector: spec.podSelector ?? MATCH_EVERYTHING,
+    };
+  }
+
+  skippedList(): Array<{ pod: PodInfo; strategy: Strategy; reason: string }> {
+    const moved = new Set(this.moves.map((m) => m.pod.uid));
+    return [...this.skipped.values()].filter((s) => !moved.has(s.pod.uid));
+  }
+
+  private skip(pod: PodInfo, strategy: Strategy, reason: string): void {
+    const key = `${pod.uid}\u0000${strategy}`;
+    if (!this.skipped.has(key)) this.skipped.set(key, { pod, strategy, reason });
+  }
+
+  /** Checks every rule for evicting `pod` and simulates its replacement; does not change the state. */
+  attempt(pod: PodInfo, rules: AttemptRules): Attempt {
+    const refuse = (reason: string, placement = false): Attempt => ({ ok: false, reason, placement });
+    const from = this.state.nodeOf(pod);
+    if (!from || this.state.isRemoved(pod)) return refuse('pod is already planned for eviction');
+    const held = this.options.heldWorkloads?.get(workloadKey(pod));
+    if (held !== undefined) return refuse(held);
+    const protectedBy = protectionReason(pod, this.evictability);
+    if (protectedBy !== undefined) return refuse(protectedBy);
+    if (rules.maxPriority !== undefined && pod.priority > rules.maxPriority) {
+      return refuse(
+        `priority ${pod.priority} is higher than that of the pod it would make room for (${rules.maxPriority})`,
+      );
+    }
+    const budget = this.budgets.refusal(pod);
+    if (budget !== undefined) return refuse(budget);
+    const limit = this.limits.exceeded(pod);
+    if (limit !== undefined) return refuse(limit);
+    const evicted: Placed = { pod, node: from };
+    let target: NodeInfo | undefined;
+    if (this.spec.eviction.nodeFit) {
+      const placement = placeReplacement(this.state, pod, evicted);
+      if (!placement.node) return refuse(placement.reason ?? 'no node can take a replacement', true);
+      target = placement.node;
+    } else {
+      target = rules.fallbackTarget(pod, from);
+      if (!target) return refuse('no node where the replacement would help', true);
+    }
+    const unhelpful = rules.helps(pod, target, from);
+    if (unhelpful !== undefined) return refuse(unhelpful, true);
+    const dependents = this.state.affinityDependents(pod, from);
+    if (dependents.length > 0) {
+      const d = dependents[0]!;
+      return refuse(`the required pod affinity of ${d.namespace}/${d.name} depends on this pod`);
+    }
+    const worsened = this.worsenedHardGroup(pod, from, target);
+    if (worsened !== undefined) return refuse(worsened, true);
+    return { ok: true, target };
+  }
+
+  /** A hard spread group the move would push above max(its skew now, its maxSkew). */
+  private worsenedHardGroup(pod: PodInfo, from: NodeInfo, target: NodeInfo | undefined): string | undefined {
+    for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) {
+      const c = g.group.constraint;
+      if (c.whenUnsatisfiable !== 'DoNotSchedule') continue;
+      const before = skewTuple(g.counts, c.minDomains)[0];
+      const after = this.state.tupleAfter(g, pod, from, target)[0];
+      if (after > Math.max(before, c.maxSkew)) {
+        return `the move would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${after}`;
+      }
+    }
+    return undefined;
+  }
+
+  commit(pod: PodInfo, target: NodeInfo | undefined, strategy: Strategy, reason: string): void {
+    const from = this.state.nodeOf(pod)!;
+    this.budgets.consume(pod);
+    this.limits.consume(pod);
+    this.state.commit(pod, target);
+    this.moves.push({ pod, from, target, strategy, reason });
+  }
+
+  // ---- violations -------------------------------------------------------------------------------------------------
+
+  private actsOn(v: ViolationRecord): boolean {
+    if (!v.soft) return true;
+    if (v.strategy === 'NodeAffinity') return this.spec.strategies.nodeAffinity.preferred;
+    return v.strategy === 'NodeTaints' && this.spec.strategies.nodeTaints.includePreferNoSchedule;
+  }
+
+  /** Whether the violation still holds in the current plan state (an earlier move may have cleared it). */
+  private stillHolds(v: ViolationRecord): boolean {
+    if (this.state.isRemoved(v.pod)) return false;
+    return v.peer === undefined || !this.state.isRemoved(v.peer);
+  }
+
+  private clears(v: ViolationRecord, pod: PodInfo, target: NodeInfo | undefined, from: NodeInfo): string | undefined {
+    if (!target) return 'no target node';
+    const fails = (): boolean => {
+      switch (v.strategy) {
+        case 'NodeAffinity':
+          return v.soft
+            ? preferredScore(pod, target) <= preferredScore(pod, from)
+            : !matchesRequiredNodeAffinity(pod.requiredNodeAffinity, target);
+        case 'NodeTaints':
+          return target.taints.some(
+            (t) =>
+              (v.soft ? t.effect === 'PreferNoSchedule' : t.effect !== 'PreferNoSchedule') &&
+              !isTolerated(t, pod.tolerations),
+          );
+        case 'PodAntiAffinity':
+        case 'PodAffinity':
+          return !canPlaceOn(this.state, pod, { pod, node: from }, target);
+        case 'TopologySpread':
+          return false;
+      }
+    };
+    return fails() ? 'the replacement would land where the rule is still broken' : undefined;
+  }
+
+  fixViolations(): void {
+    const order: Strategy[] = ['NodeTaints', 'NodeAffinity', 'PodAntiAffinity', 'PodAffinity'];
+    const violations = this.analysis.violations
+      .filter((v) => this.actsOn(v))
+      .sort((a, b) => Number(a.soft) - Number(b.soft) || order.indexOf(a.strategy) - order.indexOf(b.strategy));
+    for (const v of violations) {
+      if (!this.stillHolds(v)) continue;
+      if (this.limits.cycleFull) {
+        this.skip(v.pod, v.strategy, `${this.limits.exceeded(v.pod) ?? 'limit reached'}; left for the next cycle`);
+        continue;
+      }
+      const candidates = [v.pod];
+      if (v.strategy === 'PodAntiAffinity' && v.peer) candidates.push(v.peer);
+      candidates.sort(compareCandidates);
+      for (const pod of candidates) {
+        const from = this.state.nodeOf(pod);
+        if (!from) continue;
+        const result = this.attempt(pod, {
+          strategy: v.strategy,
+          helps: (p, target) => this.clears(v, p, target, from),
+          fallbackTarget: (p, f) => this.ruleTarget(v, p, f),
+          maxPriority: pod === v.pod ? undefined : v.pod.priority,
+        });
+        if (result.ok) {
+          this.commit(pod, result.target, v.strategy, this.reasonFor(v, pod));
+          break;
+        }
+        this.skip(pod, v.strategy, result.reason);
+      }
+    }
+  }
+
+  /** The violation as seen from the pod being evicted (for a peer, its own side of the conflict). */
+  private reasonFor(v: ViolationRecord, pod: PodInfo): string {
+    if (pod === v.pod) return v.reason;
+    const own = this.analysis.violations.find((o) => o.pod === pod && o.strategy === v.strategy && o.peer === v.pod);
+    return own?.reason ?? `conflicts with ${v.pod.namespace}/${v.pod.name}: ${v.reason}`;
+  }
+
+  /** nodeFit off: the least-loaded node (by pod count) where the violated rule holds, resources ignored. */
+  private ruleTarget(v: ViolationRecord, pod: PodInfo, from: NodeInfo): NodeInfo | undefined {
+    let best: NodeInfo | undefined;
+    for (const node of this.state.nodeList) {
+      if (node === from || !nodeAdmitsPod(pod, node) || this.clears(v, pod, node, from) !== undefined) continue;
+      if (!best || this.state.usageOf(node.name).pods < this.state.usageOf(best.name).pods) best = node;
+    }
+    return best;
+  }
+
+  // ---- topology spread --------------------------------------------------------------------------------------------
+
+  private actsOnGroup(g: SpreadGroup): boolean {
+    const cfg = this.spec.strategies.topologySpread;
+    return cfg.enabled && (g.constraint.whenUnsatisfiable === 'DoNotSchedule' || cfg.includeSoftConstraints);
+  }
+
+  balanceGroups(): void {
+    const groups = [...this.state.groups()]
+      .filter((g) => this.actsOnGroup(g.group) && g.group.skew > g.group.constraint.maxSkew)
+      .sort(
+        (a, b) =>
+          b.group.skew - b.group.constraint.maxSkew - (a.group.skew - a.group.constraint.maxSkew) ||
+          (a.group.id < b.group.id ? -1 : 1),
+      );
+    for (const g of groups) this.balanceGroup(g);
+  }
+
+  private balanceGroup(g: GroupState): void {
+    const c = g.group.constraint;
+    if (this.limits.cycleFull) {
+      this.deferred(g);
+      return;
+    }
+    for (;;) {
+      const tuple = skewTuple(g.counts, c.minDomains);
+      if (tuple[0] <= c.maxSkew) return;
+      const step = this.bestStep(g);
+      if (step.kind === 'none') {
+        if (step.unrepairable) this.unrepairable.set(g.group.id, step.unrepairable);
+        return;
+      }
+      this.commit(step.pod, step.target, 'TopologySpread', step.reason);
+    }
+  }
+
+  /** The cycle's eviction budget is spent: say so once for the group instead of trying every pod. */
+  private deferred(g: GroupState): void {
+    const first = g.group.members.find((p) => this.state.isLive(p));
+    const limit = first && this.limits.exceeded(first);
+    if (first && limit) this.skip(first, 'TopologySpread', `${limit}; the group's skew is left for the next cycle`);
+  }
+
+  private bestStep(
+    g: GroupState,
+  ):
+    | { kind: 'move'; pod: PodInfo; target: NodeInfo | undefined; reason: string }
+    | { kind: 'none'; unrepairable: string | undefined } {
+    const c = g.group.constraint;
+    const before = skewTuple(g.counts, c.minDomains);
+    let max = 0;
+    for (const n of g.counts.values()) max = Math.max(max, n);
+    const candidates = g.group.members
+      .filter((p) => this.state.isLive(p) && matchesSelector(c.selector, p.labels))
+      .filter((p) => g.counts.get(g.group.domainsByNode.get(this.state.nodeOf(p)!.name) ?? '') === max)
+      .sort(compareCandidates);
+    const rules: AttemptRules = {
+      strategy: 'TopologySpread',
+      helps: (pod, target, from) => {
+        const after = this.state.tupleAfter(g, pod, from, target);
+        return tupleLess(after, before) ? undefined : 'the replacement would not reduce the skew';
+      },
+      fallbackTarget: (pod) => this.emptiestNode(g, pod),
+    };
+    const found: Array<{ pod: PodInfo; target: NodeInfo | undefined; benefit: number }> = [];
+    const refusedWorkloads = new Set<string>();
+    let placementOnly = true;
+    let lastReason: string | undefined;
+    for (const pod of candidates) {
+      const wk = `${workloadKey(pod)}\u0000${pod.nodeName}`;
+      if (refusedWorkloads.has(wk)) continue;
+      const result = this.attempt(pod, rules);
+      if (!result.ok) {
+        this.skip(pod, 'TopologySpread', result.reason);
+        // Replicas of one workload on one node fare alike: one refusal stands for all of them.
+        refusedWorkloads.add(wk);
+        placementOnly &&= result.placement;
+        lastReason = result.reason;
+        continue;
+      }
+      const benefit = this.benefit(g, pod, result.target);
+      found.push({ pod, target: result.target, benefit: benefit.improved });
+      // Look further only while another candidate could improve more skewed groups than this one does.
+      if (benefit.improved === benefit.possible || found.length >= 4) break;
+    }
+    if (found.length === 0) {
+      return { kind: 'none', unrepairable: placementOnly && candidates.length > 0 ? lastReason : undefined };
+    }
+    // Prefer the move that also improves other skewed groups; ties keep the eviction order.
+    const best = found.reduce((a, b) => (b.benefit > a.benefit ? b : a));
+    return { kind: 'move', pod: best.pod, target: best.target, reason: this.spreadReason(g, best.pod, best.target) };
+  }
+
+  /** How many other acted-on skewed groups the move improves, and how many it could. */
+  private benefit(g: GroupState, pod: PodInfo, target: NodeInfo | undefined): { improved: number; possible: number } {
+    const from = this.state.nodeOf(pod)!;
+    let improved = 0;
+    let possible = 0;
+    for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) {
+      if (other === g || !this.actsOnGroup(other.group)) continue;
+      const c = other.group.constraint;
+      const before = skewTuple(other.counts, c.minDomains);
+      if (before[0] <= c.maxSkew) continue;
+      possible++;
+      if (tupleLess(this.state.tupleAfter(other, pod, from, target), before)) improved++;
+    }
+    return { improved, possible };
+  }
+
+  private spreadReason(g: GroupState, pod: PodInfo, target: NodeInfo | undefined): string {
+    const c = g.group.constraint;
+    const fromDomain = g.group.domainsByNode.get(this.state.nodeOf(pod)!.name)!;
+    let minDomain = '';
+    let min = Infinity;
+    for (const [d, n] of g.counts) if (n < min || (n === min && d < minDomain)) [min, minDomain] = [n, d];
+    const toDomain = target ? g.group.domainsByNode.get(target.name) : undefined;
+    const shown = toDomain !== undefined ? toDomain : minDomain;
+    return `${c.topologyKey}: ${fromDomain} has ${g.counts.get(fromDomain)}, ${shown} has ${g.counts.get(shown) ?? 0}, maxSkew ${c.maxSkew}`;
+  }
+
+  /** nodeFit off: an eligible node in the emptiest domain, ignoring resources and other filters. */
+  private emptiestNode(g: GroupState, pod: PodInfo): NodeInfo | undefined {
+    let best: NodeInfo | undefined;
+    let bestCount = Infinity;
+    for (const [nodeName, domain] of g.group.domainsByNode) {
+      const count = g.counts.get(domain)!;
+      const node = this.state.nodes.get(nodeName)!;
+      if (count < bestCount && nodeAdmitsPod(pod, node)) {
+        best = node;
+        bestCount = count;
+      }
+    }
+    return best;
+  }
+}
+
+function preferredScore(pod: PodInfo, node: NodeInfo): number {
+  let score = 0;
+  for (const t of pod.preferredNodeAffinity) if (matchesNodeSelectorTerm(t.term, node)) score += t.weight;
+  return score;
+}
+
+/** One planning cycle: analysis, then the plan. Pure: the same snapshot and policy give the same plan. */
+export function planCycle(snapshot: ClusterSnapshot, policy: Policy, options: PlanOptions = {}): PlanOutcome {
+  const analysis = analyze(snapshot, policy.spec);
+  const planner = new Planner(analysis, policy.spec, options);
+  planner.fixViolations();
+  planner.balanceGroups();
+  const plan = buildPlanReport({
+    policy,
+    analysis,
+    state: planner.state,
+    moves: planner.moves,
+    skipped: planner.skippedList(),
+    unrepairable: planner.unrepairable,
+  });
+  return { plan, moves: planner.moves, analysis, state: planner.state, unrepairable: planner.unrepairable };
+}

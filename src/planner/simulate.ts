@@ -1,0 +1,85 @@
+// `simulate`: plan → "evict" → place replacements where the scheduler simulation put them → repeat, so a person
+// can watch skew converge before letting the operator act. Time advances one schedule interval per cycle, so
+// replacements age like real ones (minPodAge applies to them too).
+import { analyze } from '../analysis/analyze.js';
+import type { ClusterSnapshot, PodInfo } from '../model/types.js';
+import type { Policy } from '../policy/types.js';
+import { planCycle, type Move } from './plan.js';
+import { topologyReports, violationReports } from './report.js';
+import type { RebalancePlan, TopologyReport, Violation } from './types.js';
+
+export interface SimulationResult {
+  readonly cycles: readonly RebalancePlan[];
+  readonly final: { readonly topology: readonly TopologyReport[]; readonly violations: readonly Violation[] };
+  /** True when the last cycle planned no eviction (nothing more to do), false when --cycles ran out first. */
+  readonly converged: boolean;
+}
+
+export interface SimulationOptions {
+  readonly cycles: number;
+  /** Time between cycles; defaults to 5 minutes (the policy's default schedule). */
+  readonly intervalMs?: number;
+}
+
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** A deterministic stand-in for the random suffix a ReplicaSet gives new pods. */
+function suffix(seed: number): string {
+  let x = (seed * 2654435761) >>> 0;
+  let out = '';
+  for (let i = 0; i < 5; i++) {
+    out += NAME_CHARS[x % NAME_CHARS.length];
+    x = Math.floor(x / NAME_CHARS.length) + (i + 1) * 7919;
+  }
+  return out;
+}
+
+function replacementOf(move: Move, now: number, seed: number): PodInfo {
+  const pod = move.pod;
+  // A StatefulSet recreates the pod under the same name; other controllers generate a new one.
+  const name = pod.owner?.kind === 'StatefulSet' ? pod.name : `${pod.owner?.name ?? pod.name}-${suffix(seed)}`;
+  return {
+    ...pod,
+    uid: `${pod.uid}-r${seed}`,
+    name,
+    nodeName: move.target?.name,
+    phase: move.target ? 'Running' : 'Pending',
+    ready: move.target !== undefined,
+    terminating: false,
+    createdAt: now,
+  };
+}
+
+/** Applies a cycle's moves: evicted pods are gone, replacements run where the simulation placed them. */
+export function applyMoves(snapshot: ClusterSnapshot, moves: readonly Move[], seedBase: number): ClusterSnapshot {
+  const evicted = new Set(moves.map((m) => m.pod.uid));
+  const pods = snapshot.pods.filter((p) => !evicted.has(p.uid));
+  moves.forEach((m, i) => pods.push(replacementOf(m, snapshot.now, seedBase + i)));
+  return { ...snapshot, pods };
+}
+
+export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: SimulationOptions): SimulationResult {
+  const interval = options.intervalMs ?? 5 * 60_000;
+  const cycles: RebalancePlan[] = [];
+  let current = snapshot;
+  let converged = false;
+  for (let i = 0; i < options.cycles; i++) {
+    const outcome = planCycle(current, policy);
+    cycles.push(outcome.plan);
+    if (outcome.moves.length === 0) {
+      converged = true;
+      break;
+    }
+    current = applyMoves(current, outcome.moves, (i + 1) * 1000);
+    current = { ...current, now: current.now + interval };
+  }
+  const analysis = analyze(current, policy.spec);
+  return {
+    cycles,
+    final: {
+      topology: policy.spec.strategies.topologySpread.enabled ? topologyReports(analysis, undefined) : [],
+      violations: violationReports(analysis),
+    },
+    converged,
+  };
+}

@@ -1,0 +1,370 @@
+// The cluster as the planner changes it: which pods are gone, where replacements landed, what each node has
+// allocated, and the live counts that the scheduler's filters read (spread domains, pod (anti-)affinity).
+// Every query can treat one pod as already evicted ("virtual removal"), so a candidate move is evaluated
+// without copying the state, and commit() applies it incrementally.
+import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
+import type { Labels, NodeInfo, PodAffinityTerm, PodInfo } from '../model/types.js';
+import type { Analysis } from '../analysis/analyze.js';
+import type { SpreadGroup } from '../analysis/topologySpread.js';
+import { termSelectsNamespace } from '../analysis/violations.js';
+
+export interface GroupState {
+  readonly group: SpreadGroup;
+  readonly counts: Map<string, number>;
+}
+
+export interface NodeUsage {
+  readonly requested: Record<string, number>;
+  pods: number;
+}
+
+/** A pod of the simulation: an original pod or a replacement, and the node it is on. */
+export interface Placed {
+  readonly pod: PodInfo;
+  readonly node: NodeInfo;
+}
+
+/** A skew measure that strictly decreases with every useful move: (skew, domains at max, domains at min). */
+export type SkewTuple = readonly [number, number, number];
+
+/** The tuple of `counts`, optionally with one pod moved out of `minus` and into `plus` (no copy made). */
+export function skewTuple(
+  counts: ReadonlyMap<string, number>,
+  minDomains: number,
+  minus?: string,
+  plus?: string,
+): SkewTuple {
+  if (counts.size === 0) return [0, 0, 0];
+  let min = Infinity;
+  let max = 0;
+  const value = (domain: string, n: number): number => n - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
+  for (const [domain, raw] of counts) {
+    const n = value(domain, raw);
+    if (n < min) min = n;
+    if (n > max) max = n;
+  }
+  let atMax = 0;
+  let atMin = 0;
+  for (const [domain, raw] of counts) {
+    const n = value(domain, raw);
+    if (n === max) atMax++;
+    if (n === min) atMin++;
+  }
+  // The scheduler's global minimum is 0 while there are fewer eligible domains than minDomains.
+  if (counts.size < minDomains) {
+    atMin = 0;
+    min = 0;
+  }
+  return [max - min, atMax, atMin];
+}
+
+export function tupleLess(a: SkewTuple, b: SkewTuple): boolean {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}
+
+function termKey(term: PodAffinityTerm, owner: PodInfo): string {
+  const ns =
+    term.namespaces.length === 0 && term.namespaceSelector === undefined ? owner.namespace : term.namespaces.join(',');
+  const nsSel = term.namespaceSelector ? selectorText(term.namespaceSelector) : '-';
+  return `${ns}\u0000${nsSel}\u0000${selectorText(term.selector)}\u0000${term.topologyKey}`;
+}
+
+/** Live pods matching one affinity term, counted per topology domain. */
+export interface TermCounts {
+  readonly term: PodAffinityTerm;
+  readonly owner: PodInfo;
+  readonly perDomain: Map<string, number>;
+  total: number;
+}
+
+/** One kind of existing anti-affinity term that selects a pod being placed. */
+export interface AntiAffinityCheck {
+  readonly term: PodAffinityTerm;
+  readonly perDomain: ReadonlyMap<string, number>;
+  /** The evicted pod's domain when it is one of the owners (its term leaves with it). */
+  readonly exceptDomain: string | undefined;
+}
+
+/** Existing pods' anti-affinity terms of one kind, counted per domain of their owners. */
+interface AntiTermGroup {
+  readonly term: PodAffinityTerm;
+  readonly owner: PodInfo;
+  readonly perDomain: Map<string, number>;
+}
+
+export class ClusterState {
+  readonly nodes: ReadonlyMap<string, NodeInfo>;
+  readonly nodeList: readonly NodeInfo[];
+  /** node name → position in nodeList; per-node arrays below are indexed by it. */
+  readonly nodeIndex = new Map<string, number>();
+  private readonly usage: NodeUsage[] = [];
+  private readonly removed = new Set<string>();
+  /** Where replacements run; original pods are where their nodeName says. */
+  private readonly location = new Map<string, string>();
+  private readonly groupStates = new Map<string, GroupState>();
+  private readonly groupsByNamespace = new Map<string, GroupState[]>();
+  private readonly memberGroups = new Map<string, GroupState[]>();
+  private readonly selectingCache = new Map<string, WeakMap<Labels, GroupState[]>>();
+  private readonly termCounts = new Map<string, TermCounts>();
+  private readonly antiGroups = new Map<string, AntiTermGroup>();
+  private readonly affinityOwners: Placed[] = [];
+  private readonly added: Placed[] = [];
+
+  constructor(private readonly analysis: Analysis) {
+    this.nodes = analysis.nodes;
+    this.nodeList = analysis.snapshot.nodes;
+    this.nodeList.forEach((node, i) => {
+      this.nodeIndex.set(node.name, i);
+      this.usage.push({ requested: {}, pods: 0 });
+    });
+    for (const pod of analysis.snapshot.pods) {
+      // Every pod bound to a node holds its resources until it is gone, terminating ones included.
+      if (pod.nodeName === undefined || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
+      const i = this.nodeIndex.get(pod.nodeName);
+      if (i !== undefined) addResources(this.usage[i]!, pod, 1);
+    }
+    for (const group of analysis.groups) {
+      const state: GroupState = { group, counts: new Map(group.counts) };
+      this.groupStates.set(group.id, state);
+      pushTo(this.groupsByNamespace, group.namespace, state);
+      for (const member of group.members) pushTo(this.memberGroups, member.uid, state);
+    }
+    for (const pod of analysis.snapshot.pods) {
+      if (!this.isLive(pod)) continue;
+      const node = this.nodes.get(pod.nodeName!)!;
+      for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);
+      if (pod.podAffinity.length > 0) this.affinityOwners.push({ pod, node });
+    }
+  }
+
+  // ---- pods ----------------------------------------------------------------------------------------------------
+
+  /** Counted by the scheduler and not evicted in this plan. */
+  isLive(pod: PodInfo): boolean {
+    return (
+      !this.removed.has(pod.uid) &&
+      pod.nodeName !== undefined &&
+      !pod.terminating &&
+      pod.phase !== 'Succeeded' &&
+      pod.phase !== 'Failed' &&
+      this.nodes.has(pod.nodeName)
+    );
+  }
+
+  isRemoved(pod: PodInfo): boolean {
+    return this.removed.has(pod.uid);
+  }
+
+  nodeOf(pod: PodInfo): NodeInfo | undefined {
+    const name = this.location.get(pod.uid) ?? pod.nodeName;
+    return name === undefined ? undefined : this.nodes.get(name);
+  }
+
+  usageOf(node: string): NodeUsage {
+    return this.usage[this.nodeIndex.get(node)!]!;
+  }
+
+  usageAt(index: number): NodeUsage {
+    return this.usage[index]!;
+  }
+
+  /** The group's domain of every node, aligned with nodeList (undefined: not an eligible domain). */
+  nodeDomains(g: GroupState): readonly (string | undefined)[] {
+    return this.memo(`domains\u0000${g.group.id}`, () => this.nodeList.map((n) => g.group.domainsByNode.get(n.name)));
+  }
+
+  replacements(): readonly Placed[] {
+    return this.added;
+  }
+
+  private readonly memos = new Map<string, unknown>();
+
+  /** Caches values that depend only on pod specs and nodes, which a plan never changes. */
+  memo<T>(key: string, compute: () => T): T {
+    if (this.memos.has(key)) return this.memos.get(key) as T;
+    const value = compute();
+    this.memos.set(key, value);
+    return value;
+  }
+
+  // ---- spread groups --------------------------------------------------------------------------------------------
+
+  groups(): IterableIterator<GroupState> {
+    return this.groupStates.values();
+  }
+
+  group(id: string): GroupState | undefined {
+    return this.groupStates.get(id);
+  }
+
+  /** The groups whose constraint the pod carries (its replacement is scheduled under them). */
+  groupsOfMember(pod: PodInfo): readonly GroupState[] {
+    return this.memberGroups.get(pod.uid) ?? [];
+  }
+
+  /** The groups that count a pod with these labels in this namespace. */
+  groupsSelecting(namespace: string, labels: Labels): readonly GroupState[] {
+    let perNs = this.selectingCache.get(namespace);
+    if (!perNs) {
+      perNs = new WeakMap();
+      this.selectingCache.set(namespace, perNs);
+    }
+    let list = perNs.get(labels);
+    if (!list) {
+      list = (this.groupsByNamespace.get(namespace) ?? []).filter((g) =>
+        matchesSelector(g.group.constraint.selector, labels),
+      );
+      perNs.set(labels, list);
+    }
+    return list;
+  }
+
+  /** Group counts as they would be after removing `from` (a placed pod) and adding a pod to `to`. */
+  countsAfter(g: GroupState, pod: PodInfo, from: NodeInfo | undefined, to: NodeInfo | undefined): Map<string, number> {
+    const counts = new Map(g.counts);
+    if (!matchesSelector(g.group.constraint.selector, pod.labels)) return counts;
+    const fromDomain = from ? g.group.domainsByNode.get(from.name) : undefined;
+    if (fromDomain !== undefined) counts.set(fromDomain, counts.get(fromDomain)! - 1);
+    const toDomain = to ? g.group.domainsByNode.get(to.name) : undefined;
+    if (toDomain !== undefined) counts.set(toDomain, counts.get(toDomain)! + 1);
+    return counts;
+  }
+
+  /** The group's skew tuple after moving `pod` from `from` to `to`, without copying the counts. */
+  tupleAfter(g: GroupState, pod: PodInfo, from: NodeInfo | undefined, to: NodeInfo | undefined): SkewTuple {
+    const selected = matchesSelector(g.group.constraint.selector, pod.labels);
+    const fromDomain = selected && from ? g.group.domainsByNode.get(from.name) : undefined;
+    const toDomain = selected && to ? g.group.domainsByNode.get(to.name) : undefined;
+    if (fromDomain === toDomain) return skewTuple(g.counts, g.group.constraint.minDomains);
+    return skewTuple(g.counts, g.group.constraint.minDomains, fromDomain, toDomain);
+  }
+
+  // ---- inter-pod affinity -----------------------------------------------------------------------------------------
+
+  /** Live pods matching a term, per domain of its topology key (lazily built, then maintained by commit()). */
+  matchCounts(term: PodAffinityTerm, owner: PodInfo): TermCounts {
+    const key = termKey(term, owner);
+    let tc = this.termCounts.get(key);
+    if (!tc) {
+      tc = { term, owner, perDomain: new Map(), total: 0 };
+      const ns = this.analysis.namespaceLabels;
+      for (const namespace of this.analysis.index.namespaceNames()) {
+        if (!termSelectsNamespace(term, owner, namespace, ns)) continue;
+        for (const pod of this.analysis.index.select(namespace, term.selector)) {
+          if (this.isLive(pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
+        }
+      }
+      for (const r of this.added) if (this.termMatches(term, owner, r.pod)) bumpTerm(tc, r.node, 1);
+      this.termCounts.set(key, tc);
+    }
+    return tc;
+  }
+
+  termMatches(term: PodAffinityTerm, owner: PodInfo, pod: PodInfo): boolean {
+    return (
+      termSelectsNamespace(term, owner, pod.namespace, this.analysis.namespaceLabels) &&
+      matchesSelector(term.selector, pod.labels)
+    );
+  }
+
+  /**
+   * The existing anti-affinity term kinds that select `pod`, with the evicted pod's own terms taken out of
+   * the counts. Computed once per placement, then checked against each candidate node.
+   */
+  antiAffinityAgainst(pod: PodInfo, evicted: Placed | undefined): AntiAffinityCheck[] {
+    const out: AntiAffinityCheck[] = [];
+    for (const [key, g] of this.antiGroups) {
+      if (!this.termMatches(g.term, g.owner, pod)) continue;
+      let exceptDomain: string | undefined;
+      if (evicted && evicted.pod.podAntiAffinity.some((t) => termKey(t, evicted.pod) === key)) {
+        exceptDomain = labelValue(evicted.node.labels, g.term.topologyKey);
+      }
+      out.push({ term: g.term, perDomain: g.perDomain, exceptDomain });
+    }
+    return out;
+  }
+
+  /** Pods whose required pod affinity is satisfied only by `pod` in its current domain. */
+  affinityDependents(pod: PodInfo, node: NodeInfo): PodInfo[] {
+    const out: PodInfo[] = [];
+    for (const owner of this.affinityOwners) {
+      if (owner.pod === pod || this.removed.has(owner.pod.uid)) continue;
+      for (const term of owner.pod.podAffinity) {
+        if (!this.termMatches(term, owner.pod, pod)) continue;
+        const domain = labelValue(node.labels, term.topologyKey);
+        if (domain === undefined || labelValue(owner.node.labels, term.topologyKey) !== domain) continue;
+        if ((this.matchCounts(term, owner.pod).perDomain.get(domain) ?? 0) <= 1) out.push(owner.pod);
+      }
+    }
+    return out;
+  }
+
+  private addAnti(term: PodAffinityTerm, owner: PodInfo, node: NodeInfo, delta: number): void {
+    const domain = labelValue(node.labels, term.topologyKey);
+    if (domain === undefined) return;
+    const key = termKey(term, owner);
+    let g = this.antiGroups.get(key);
+    if (!g) {
+      g = { term, owner, perDomain: new Map() };
+      this.antiGroups.set(key, g);
+    }
+    g.perDomain.set(domain, (g.perDomain.get(domain) ?? 0) + delta);
+  }
+
+  // ---- changes ----------------------------------------------------------------------------------------------------
+
+  /** Applies an eviction of `pod` and, when `target` is given, its replacement landing there. */
+  commit(pod: PodInfo, target: NodeInfo | undefined, replacement: PodInfo = pod): void {
+    const from = this.nodeOf(pod);
+    this.removed.add(pod.uid);
+    if (from) {
+      addResources(this.usageOf(from.name), pod, -1);
+      for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, -1);
+    }
+    for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
+      const counts = this.countsAfter(g, pod, from, undefined);
+      g.counts.clear();
+      for (const [k, v] of counts) g.counts.set(k, v);
+    }
+    for (const tc of this.termCounts.values()) {
+      if (from && this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, from, -1);
+    }
+    if (target) this.place(replacement, target);
+  }
+
+  /** Adds a pod (a replacement) on a node. */
+  place(pod: PodInfo, node: NodeInfo): void {
+    this.location.set(pod.uid, node.name);
+    addResources(this.usageOf(node.name), pod, 1);
+    for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
+      const domain = g.group.domainsByNode.get(node.name);
+      if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);
+    }
+    for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, 1);
+    for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);
+    const placed = { pod, node };
+    if (pod.podAffinity.length > 0) this.affinityOwners.push(placed);
+    this.added.push(placed);
+  }
+}
+
+function bumpTerm(tc: TermCounts, node: NodeInfo, delta: number): void {
+  // `total` counts matching pods anywhere (the "first pod" rule of required affinity); perDomain only keyed nodes.
+  tc.total += delta;
+  const domain = labelValue(node.labels, tc.term.topologyKey);
+  if (domain === undefined) return;
+  tc.perDomain.set(domain, (tc.perDomain.get(domain) ?? 0) + delta);
+}
+
+function addResources(usage: NodeUsage, pod: PodInfo, sign: 1 | -1): void {
+  const requests = pod.requests;
+  for (const name in requests) usage.requested[name] = (usage.requested[name] ?? 0) + sign * requests[name]!;
+  usage.pods += sign;
+}
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
