@@ -1,0 +1,348 @@
+// The disruption controller (kube-controller-manager pkg/controller/disruption), reduced to its status math:
+// for each PDB it finds the pods its selector matches in its namespace and writes, through the PDB's status,
+//   expectedPods   = len(pods) for an integer minAvailable; otherwise the sum of the scales of the pods' controllers
+//                    (a ReplicaSet's spec.replicas, or its owning Deployment's when it has one),
+//   desiredHealthy = minAvailable, ceil(minAvailable% x expected), or expected - ceil(maxUnavailable% x expected)
+//                    (GetScaledValueFromIntOrPercent with roundUp), never below 0,
+//   currentHealthy = Ready pods that are neither terminating nor in disruptedPods (entries younger than
+//                    deletionTimeoutMs, default 2 minutes, are kept; older ones are dropped),
+//   disruptionsAllowed = currentHealthy - desiredHealthy, but 0 when negative or when expectedPods is 0,
+// plus observedGeneration and the DisruptionAllowed condition (SufficientPods / InsufficientPods). A pod with a
+// controller the controller cannot find (anything but ReplicaSet/Deployment here) makes the computation fail and,
+// as `failSafe` does, sets disruptionsAllowed to 0 with reason SyncFailed without advancing observedGeneration.
+// Pods without any controller are ignored in the scale sum (the real controller only emits an event for them).
+// It reacts to pod, PDB, ReplicaSet and Deployment changes after `syncDelayMs` (default 0: the next tick).
+
+import type { KubeApi } from '../api.js';
+import type { TimerHandle, TimerSet } from '../clock.js';
+import { disruptionAllowedCondition } from '../eviction.js';
+import { controllerOf, isPodReady, isTerminating, setCondition } from '../pods.js';
+import type { Selector } from '../selectors.js';
+import { compileLabelSelector, NOTHING } from '../selectors.js';
+import type { StoreEvent } from '../store.js';
+import type { KubeObject, PdbStatus, RawPdb, RawPod, RawReplicaSet } from '../types.js';
+import { objectKey } from '../types.js';
+
+const PDBS = 'poddisruptionbudgets.policy';
+
+export interface DisruptionControllerOptions {
+  /** Delay between a change and the status recomputation. Default 0. */
+  syncDelayMs?: number;
+  /** How long an eviction's disruptedPods entry keeps a pod out of currentHealthy. Default 120000. */
+  deletionTimeoutMs?: number;
+}
+
+interface IndexedPdb {
+  namespace: string;
+  name: string;
+  selector: Selector;
+  selectorError: string | undefined;
+}
+
+function scaled(value: number | string, total: number): number {
+  if (typeof value === 'number') return value;
+  const match = /^(\d+)%$/.exec(value);
+  if (match === null) throw new Error(`invalid value for IntOrString: invalid type: string is not a percentage`);
+  return Math.ceil((Number(match[1]) * total) / 100);
+}
+
+export class DisruptionController {
+  private readonly index = new Map<string, IndexedPdb>();
+  private readonly byNamespace = new Map<string, Set<string>>();
+  private readonly dirty = new Set<string>();
+  private readonly rechecks = new Map<string, TimerHandle>();
+  private flushTimer: TimerHandle | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private syncDelayMs: number;
+  private readonly deletionTimeoutMs: number;
+  /** Number of PDB syncs run (for tests and benchmarks). */
+  syncs = 0;
+
+  constructor(
+    private readonly api: KubeApi,
+    private readonly timers: TimerSet,
+    options: DisruptionControllerOptions = {},
+  ) {
+    this.syncDelayMs = options.syncDelayMs ?? 0;
+    this.deletionTimeoutMs = options.deletionTimeoutMs ?? 120_000;
+  }
+
+  get running(): boolean {
+    return this.unsubscribe !== undefined;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.unsubscribe = this.api.store.onEvent((event) => this.observe(event));
+    for (const pdb of this.api.store.iterate<RawPdb>(PDBS)) this.indexPdb(pdb);
+    for (const key of this.index.keys()) this.dirty.add(key);
+    this.schedule();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.timers.clear(this.flushTimer);
+    this.flushTimer = undefined;
+    for (const handle of this.rechecks.values()) this.timers.clear(handle);
+    this.rechecks.clear();
+    this.index.clear();
+    this.byNamespace.clear();
+    this.dirty.clear();
+  }
+
+  setSyncDelay(ms: number): void {
+    this.syncDelayMs = ms;
+  }
+
+  /** PDBs waiting for a recomputation. */
+  pending(): number {
+    return this.dirty.size;
+  }
+
+  /** Recomputes every PDB with pending changes now. */
+  syncNow(): void {
+    this.timers.clear(this.flushTimer);
+    this.flushTimer = undefined;
+    let rounds = 0;
+    while (this.dirty.size > 0 && rounds++ < 10) {
+      const keys = [...this.dirty];
+      this.dirty.clear();
+      for (const key of keys) this.sync(key);
+    }
+  }
+
+  private schedule(): void {
+    if (this.flushTimer !== undefined || this.dirty.size === 0) return;
+    this.flushTimer = this.timers.set(() => {
+      this.flushTimer = undefined;
+      this.syncNow();
+    }, this.syncDelayMs);
+  }
+
+  private indexPdb(pdb: RawPdb): void {
+    const namespace = pdb.metadata.namespace ?? '';
+    const name = pdb.metadata.name ?? '';
+    const key = objectKey(namespace, name);
+    let selector = NOTHING;
+    let selectorError: string | undefined;
+    try {
+      selector = compileLabelSelector(pdb.spec?.selector);
+    } catch (err) {
+      selectorError = (err as Error).message;
+    }
+    this.index.set(key, { namespace, name, selector, selectorError });
+    let set = this.byNamespace.get(namespace);
+    if (set === undefined) {
+      set = new Set();
+      this.byNamespace.set(namespace, set);
+    }
+    set.add(key);
+  }
+
+  private unindexPdb(pdb: KubeObject): void {
+    const namespace = pdb.metadata.namespace ?? '';
+    const key = objectKey(namespace, pdb.metadata.name ?? '');
+    this.index.delete(key);
+    this.byNamespace.get(namespace)?.delete(key);
+    this.dirty.delete(key);
+    this.timers.clear(this.rechecks.get(key));
+    this.rechecks.delete(key);
+  }
+
+  private observe(event: StoreEvent): void {
+    switch (event.storage) {
+      case PDBS:
+        if (event.type === 'DELETED') {
+          this.unindexPdb(event.object);
+          return;
+        }
+        this.indexPdb(event.object);
+        this.dirty.add(objectKey(event.object.metadata.namespace, event.object.metadata.name ?? ''));
+        break;
+      case 'pods': {
+        const namespace = event.object.metadata.namespace ?? '';
+        for (const key of this.byNamespace.get(namespace) ?? []) {
+          const entry = this.index.get(key);
+          if (entry === undefined) continue;
+          if (
+            entry.selector.matches(event.object.metadata.labels) ||
+            (event.prev !== undefined && entry.selector.matches(event.prev.metadata.labels))
+          ) {
+            this.dirty.add(key);
+          }
+        }
+        break;
+      }
+      case 'replicasets.apps':
+      case 'deployments.apps': {
+        const replicas = (o: RawReplicaSet | undefined): unknown => o?.spec?.replicas;
+        if (event.type === 'MODIFIED' && replicas(event.object) === replicas(event.prev)) return;
+        for (const key of this.byNamespace.get(event.object.metadata.namespace ?? '') ?? []) this.dirty.add(key);
+        break;
+      }
+      default:
+        return;
+    }
+    this.schedule();
+  }
+
+  private sync(key: string): void {
+    const entry = this.index.get(key);
+    if (entry === undefined) return;
+    const pdb = this.api.store.get<RawPdb>(PDBS, entry.namespace, entry.name);
+    if (pdb === undefined) return;
+    this.syncs++;
+    if (entry.selectorError !== undefined) {
+      this.failSafe(pdb, entry.selectorError);
+      return;
+    }
+    const pods: RawPod[] = [];
+    for (const obj of this.api.store.iterate<RawPod>('pods', entry.namespace)) {
+      if (entry.selector.matches(obj.metadata.labels)) pods.push(obj);
+    }
+    let expected: { expectedCount: number; desiredHealthy: number };
+    try {
+      expected = this.expectedPodCount(pdb, pods);
+    } catch (err) {
+      this.failSafe(pdb, (err as Error).message);
+      return;
+    }
+    const now = this.api.now();
+    const { disruptedPods, recheckAt } = this.disruptedPodMap(pods, pdb, now);
+    let currentHealthy = 0;
+    for (const pod of pods) {
+      if (isTerminating(pod)) continue;
+      if (pod.metadata.name !== undefined && disruptedPods[pod.metadata.name] !== undefined) continue;
+      if (isPodReady(pod)) currentHealthy++;
+    }
+    this.writeStatus(pdb, currentHealthy, expected.desiredHealthy, expected.expectedCount, disruptedPods);
+    if (recheckAt !== undefined) this.recheck(key, recheckAt - now);
+  }
+
+  private recheck(key: string, delayMs: number): void {
+    this.timers.clear(this.rechecks.get(key));
+    const handle = this.timers.set(
+      () => {
+        this.rechecks.delete(key);
+        this.dirty.add(key);
+        this.schedule();
+      },
+      Math.max(0, delayMs),
+    );
+    if (handle !== undefined) this.rechecks.set(key, handle);
+  }
+
+  private expectedPodCount(pdb: RawPdb, pods: RawPod[]): { expectedCount: number; desiredHealthy: number } {
+    const spec = pdb.spec ?? {};
+    if (spec.maxUnavailable !== undefined && spec.maxUnavailable !== null) {
+      const expectedCount = this.expectedScale(pods);
+      const maxUnavailable = scaled(spec.maxUnavailable, expectedCount);
+      return { expectedCount, desiredHealthy: Math.max(0, expectedCount - maxUnavailable) };
+    }
+    if (spec.minAvailable !== undefined && spec.minAvailable !== null) {
+      if (typeof spec.minAvailable === 'number')
+        return { expectedCount: pods.length, desiredHealthy: spec.minAvailable };
+      const expectedCount = this.expectedScale(pods);
+      return { expectedCount, desiredHealthy: scaled(spec.minAvailable, expectedCount) };
+    }
+    return { expectedCount: 0, desiredHealthy: 0 };
+  }
+
+  /** getExpectedScale: the sum of the scales of the distinct controllers of `pods`. */
+  private expectedScale(pods: RawPod[]): number {
+    const scales = new Map<string, number>();
+    for (const pod of pods) {
+      const ref = controllerOf(pod);
+      if (ref === undefined || scales.has(ref.uid)) continue;
+      const found = this.controllerScale(pod.metadata.namespace ?? '', ref);
+      if (found === undefined) throw new Error(`found no controllers for pod "${pod.metadata.name ?? ''}"`);
+      scales.set(found.uid, found.scale);
+    }
+    let total = 0;
+    for (const scale of scales.values()) total += scale;
+    return total;
+  }
+
+  private controllerScale(
+    namespace: string,
+    ref: { kind: string; name: string; uid: string; apiVersion: string },
+  ): { uid: string; scale: number } | undefined {
+    const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';
+    if (ref.kind !== 'ReplicaSet' || (group !== 'apps' && group !== 'extensions')) return undefined;
+    const rs = this.api.store.get<RawReplicaSet>('replicasets.apps', namespace, ref.name);
+    if (rs === undefined || rs.metadata.uid !== ref.uid) return undefined;
+    const owner = controllerOf(rs);
+    if (owner === undefined) return { uid: rs.metadata.uid, scale: rs.spec?.replicas ?? 1 };
+    if (owner.kind !== 'Deployment') return { uid: rs.metadata.uid, scale: rs.spec?.replicas ?? 1 };
+    const deployment = this.api.store.get<RawReplicaSet>('deployments.apps', namespace, owner.name);
+    if (deployment === undefined || deployment.metadata.uid !== owner.uid) return undefined;
+    return { uid: owner.uid, scale: deployment.spec?.replicas ?? 1 };
+  }
+
+  private disruptedPodMap(
+    pods: RawPod[],
+    pdb: RawPdb,
+    now: number,
+  ): { disruptedPods: Record<string, string>; recheckAt: number | undefined } {
+    const previous = pdb.status?.disruptedPods ?? {};
+    const disruptedPods: Record<string, string> = {};
+    let recheckAt: number | undefined;
+    for (const pod of pods) {
+      const name = pod.metadata.name ?? '';
+      const since = previous[name];
+      if (isTerminating(pod) || since === undefined) continue;
+      const expectedDeletion = Date.parse(since) + this.deletionTimeoutMs;
+      if (expectedDeletion < now) continue;
+      disruptedPods[name] = since;
+      if (recheckAt === undefined || expectedDeletion < recheckAt) recheckAt = expectedDeletion;
+    }
+    return { disruptedPods, recheckAt };
+  }
+
+  private writeStatus(
+    pdb: RawPdb,
+    currentHealthy: number,
+    desiredHealthy: number,
+    expectedCount: number,
+    disruptedPods: Record<string, string>,
+  ): void {
+    let disruptionsAllowed = currentHealthy - desiredHealthy;
+    if (expectedCount <= 0 || disruptionsAllowed <= 0) disruptionsAllowed = 0;
+    const observedGeneration = pdb.metadata.generation ?? 0;
+    const status: PdbStatus = {
+      observedGeneration,
+      ...(Object.keys(disruptedPods).length > 0 ? { disruptedPods } : {}),
+      disruptionsAllowed,
+      currentHealthy,
+      desiredHealthy,
+      expectedPods: expectedCount,
+      conditions: setCondition(
+        pdb.status?.conditions,
+        disruptionAllowedCondition(disruptionsAllowed, observedGeneration),
+        this.api.now(),
+      ),
+    };
+    this.api.commitUpdate(this.api.resource(PDBS), { ...pdb, status }, pdb);
+  }
+
+  private failSafe(pdb: RawPdb, message: string): void {
+    const previous = pdb.status ?? { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
+    const status: PdbStatus = {
+      ...previous,
+      disruptionsAllowed: 0,
+      conditions: setCondition(
+        previous.conditions,
+        {
+          type: 'DisruptionAllowed',
+          status: 'False',
+          reason: 'SyncFailed',
+          message,
+          observedGeneration: previous.observedGeneration,
+        },
+        this.api.now(),
+      ),
+    };
+    this.api.commitUpdate(this.api.resource(PDBS), { ...pdb, status }, pdb);
+  }
+}

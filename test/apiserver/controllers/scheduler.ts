@@ -1,0 +1,251 @@
+// A small scheduler: binds each unscheduled pod (no spec.nodeName, not terminating, not finished, no scheduling
+// gates, schedulerName default-scheduler or unset) through the pods/binding logic, choosing the node with a
+// pluggable function. Pods are taken in priority order, then by creation time. When the function returns
+// undefined the pod gets PodScheduled=False/Unschedulable (as kube-scheduler reports it) and is retried when a node
+// is added or changes, when a pod is deleted, and every `retryIntervalMs`.
+// The default function picks the least-loaded node (fewest non-finished pods) whose labels satisfy the pod's
+// nodeSelector — nothing else (no resources, taints, affinity or spread); tests plug in the real simulation.
+
+import type { KubeApi } from '../api.js';
+import type { TimerHandle, TimerSet } from '../clock.js';
+import { isTerminal, isTerminating, setCondition } from '../pods.js';
+import type { StoreEvent } from '../store.js';
+import type { RawNode, RawPod } from '../types.js';
+import { objectKey } from '../types.js';
+
+/** What the scheduling function sees: every node and every pod (stored objects: do not mutate them). */
+export interface ClusterState {
+  nodes: RawNode[];
+  pods: RawPod[];
+}
+
+/** Returns the node to bind `pod` to, or undefined when no node fits. */
+export type ScheduleFunction = (pod: RawPod, state: ClusterState) => string | undefined;
+
+export const leastLoadedNodeSelectorOnly: ScheduleFunction = (pod, state) => {
+  const selector = pod.spec.nodeSelector ?? {};
+  const load = new Map<string, number>();
+  for (const p of state.pods) {
+    const node = p.spec.nodeName;
+    if (node && !isTerminal(p)) load.set(node, (load.get(node) ?? 0) + 1);
+  }
+  let best: { name: string; load: number } | undefined;
+  for (const node of state.nodes) {
+    const labels = node.metadata.labels ?? {};
+    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    const name = node.metadata.name ?? '';
+    const nodeLoad = load.get(name) ?? 0;
+    if (best === undefined || nodeLoad < best.load || (nodeLoad === best.load && name < best.name)) {
+      best = { name, load: nodeLoad };
+    }
+  }
+  return best?.name;
+};
+
+export interface SchedulerOptions {
+  schedule?: ScheduleFunction;
+  /** Delay between a pod becoming schedulable and its binding. Default 0. */
+  bindDelayMs?: number;
+  /** Retry period for unschedulable pods. Default 1000. */
+  retryIntervalMs?: number;
+}
+
+export interface Placement {
+  namespace: string;
+  name: string;
+  node: string;
+  time: number;
+}
+
+export class Scheduler {
+  private readonly queue = new Set<string>();
+  private readonly unschedulable = new Set<string>();
+  private flushTimer: TimerHandle | undefined;
+  private retryTimer: TimerHandle | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private scheduleFn: ScheduleFunction;
+  private bindDelayMs: number;
+  private readonly retryIntervalMs: number;
+  /** Every binding made, in order. */
+  readonly placements: Placement[] = [];
+  /** Errors thrown by the scheduling function or the binding, newest last. */
+  readonly errors: string[] = [];
+
+  constructor(
+    private readonly api: KubeApi,
+    private readonly timers: TimerSet,
+    options: SchedulerOptions = {},
+  ) {
+    this.scheduleFn = options.schedule ?? leastLoadedNodeSelectorOnly;
+    this.bindDelayMs = options.bindDelayMs ?? 0;
+    this.retryIntervalMs = options.retryIntervalMs ?? 1000;
+  }
+
+  get running(): boolean {
+    return this.unsubscribe !== undefined;
+  }
+
+  setScheduleFunction(fn: ScheduleFunction): void {
+    this.scheduleFn = fn;
+    this.retryUnschedulable();
+  }
+
+  setBindDelay(ms: number): void {
+    this.bindDelayMs = ms;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.unsubscribe = this.api.store.onEvent((event) => this.observe(event));
+    for (const pod of this.api.store.iterate<RawPod>('pods')) this.consider(pod);
+    this.schedule();
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.timers.clear(this.flushTimer);
+    this.timers.clear(this.retryTimer);
+    this.flushTimer = undefined;
+    this.retryTimer = undefined;
+    this.queue.clear();
+    this.unschedulable.clear();
+  }
+
+  /** Pods waiting for a scheduling attempt (not counting those found unschedulable). */
+  pending(): number {
+    return this.queue.size;
+  }
+
+  /** Keys (`namespace/name`) of pods the last attempt could not place. */
+  unschedulablePods(): string[] {
+    return [...this.unschedulable];
+  }
+
+  private wantsScheduling(pod: RawPod): boolean {
+    const scheduler = pod.spec?.schedulerName;
+    return (
+      !pod.spec?.nodeName &&
+      !isTerminating(pod) &&
+      !isTerminal(pod) &&
+      (pod.spec?.schedulingGates ?? []).length === 0 &&
+      (scheduler === undefined || scheduler === 'default-scheduler')
+    );
+  }
+
+  private consider(pod: RawPod): void {
+    const key = objectKey(pod.metadata.namespace, pod.metadata.name ?? '');
+    if (this.wantsScheduling(pod)) {
+      if (!this.unschedulable.has(key)) this.queue.add(key);
+    } else {
+      this.queue.delete(key);
+      this.unschedulable.delete(key);
+    }
+  }
+
+  private observe(event: StoreEvent): void {
+    if (event.storage === 'pods') {
+      if (event.type === 'DELETED') {
+        const key = objectKey(event.object.metadata.namespace, event.object.metadata.name ?? '');
+        this.queue.delete(key);
+        this.unschedulable.delete(key);
+        this.retryUnschedulable();
+      } else {
+        this.consider(event.object as RawPod);
+      }
+    } else if (event.storage === 'nodes') {
+      this.retryUnschedulable();
+    } else {
+      return;
+    }
+    this.schedule();
+  }
+
+  private retryUnschedulable(): void {
+    for (const key of this.unschedulable) this.queue.add(key);
+    this.unschedulable.clear();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (!this.running || this.flushTimer !== undefined || this.queue.size === 0) return;
+    this.flushTimer = this.timers.set(() => {
+      this.flushTimer = undefined;
+      this.syncNow();
+    }, this.bindDelayMs);
+  }
+
+  /** Runs one scheduling pass over every queued pod now. */
+  syncNow(): void {
+    this.timers.clear(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.queue.size === 0) return;
+    const candidates: RawPod[] = [];
+    for (const key of this.queue) {
+      const [namespace, name] = key.split('/') as [string, string];
+      const pod = this.api.store.get<RawPod>('pods', namespace, name);
+      if (pod !== undefined && this.wantsScheduling(pod)) candidates.push(pod);
+    }
+    this.queue.clear();
+    candidates.sort(
+      (a, b) =>
+        (b.spec.priority ?? 0) - (a.spec.priority ?? 0) ||
+        ((a.metadata.creationTimestamp ?? '') < (b.metadata.creationTimestamp ?? '') ? -1 : 1),
+    );
+    const state: ClusterState = {
+      nodes: this.api.store.list<RawNode>('nodes'),
+      pods: this.api.store.list<RawPod>('pods'),
+    };
+    const position = new Map<string, number>();
+    state.pods.forEach((p, i) => position.set(objectKey(p.metadata.namespace, p.metadata.name ?? ''), i));
+    for (const pod of candidates) this.place(pod, state, position);
+    if (this.unschedulable.size > 0 && this.retryTimer === undefined) {
+      this.retryTimer = this.timers.set(() => {
+        this.retryTimer = undefined;
+        this.retryUnschedulable();
+      }, this.retryIntervalMs);
+    }
+  }
+
+  private place(pod: RawPod, state: ClusterState, position: Map<string, number>): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const name = pod.metadata.name ?? '';
+    const key = objectKey(namespace, name);
+    let node: string | undefined;
+    try {
+      node = this.scheduleFn(pod, state);
+    } catch (err) {
+      this.errors.push(`${key}: ${(err as Error).message}`);
+    }
+    if (node === undefined) {
+      this.unschedulable.add(key);
+      this.markUnschedulable(pod, state.nodes.length);
+      return;
+    }
+    try {
+      this.api.bind(namespace, name, { metadata: { name }, target: { kind: 'Node', name: node } });
+    } catch (err) {
+      this.errors.push(`${key}: ${(err as Error).message}`);
+      return;
+    }
+    this.placements.push({ namespace, name, node, time: this.api.now() });
+    const bound = this.api.store.get<RawPod>('pods', namespace, name);
+    const index = position.get(key);
+    if (bound !== undefined && index !== undefined) state.pods[index] = bound;
+  }
+
+  private markUnschedulable(pod: RawPod, nodeCount: number): void {
+    const conditions = setCondition(
+      pod.status?.conditions,
+      {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'Unschedulable',
+        message: `0/${nodeCount} nodes are available: no node fits the test scheduler's placement function.`,
+        lastProbeTime: null,
+      },
+      this.api.now(),
+    );
+    this.api.commitUpdate(this.api.resource('pods'), { ...pod, status: { ...(pod.status ?? {}), conditions } }, pod);
+  }
+}
