@@ -7,8 +7,14 @@ import type { Labels, NodeInfo, NodeSelectorRequirement, NodeSelectorTerm, Requi
 
 const INTEGER_RE = /^[+-]?\d+$/;
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** strconv.ParseInt(value, 10, 64): an out-of-range label is a parse error there, so it matches neither Gt nor Lt. */
 function parseInteger(value: string): bigint | undefined {
-  return INTEGER_RE.test(value) ? BigInt(value) : undefined;
+  if (!INTEGER_RE.test(value)) return undefined;
+  const n = BigInt(value);
+  return n < INT64_MIN || n > INT64_MAX ? undefined : n;
 }
 
 function matchesNodeRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {

@@ -1,0 +1,144 @@
+// RebalancePolicy defaults (DESIGN.md, "RebalancePolicy"): one commented literal, applied by one function. The CRD
+// schema carries the same values, so a policy read from the cluster arrives already defaulted; a --policy file or a
+// snapshot's policy may omit anything.
+import { MATCH_EVERYTHING } from '../model/labels.js';
+import type { Selector } from '../model/types.js';
+import type { DefaultConstraint, Policy, PolicyMode, PolicySpec, PriorityThreshold, TaintMatcher } from './types.js';
+
+/** What parsing found in a spec, validated; anything absent gets its default. */
+export interface PolicyInput {
+  schedule?: string;
+  suspend?: boolean;
+  mode?: PolicyMode;
+  namespaces?: { include?: readonly string[]; exclude?: readonly string[] };
+  podSelector?: Selector;
+  strategies?: {
+    topologySpread?: {
+      enabled?: boolean;
+      includeSoftConstraints?: boolean;
+      defaultConstraints?: readonly DefaultConstraint[];
+    };
+    podAntiAffinity?: { enabled?: boolean };
+    podAffinity?: { enabled?: boolean };
+    nodeAffinity?: { enabled?: boolean; required?: boolean; preferred?: boolean };
+    nodeTaints?: { enabled?: boolean; includePreferNoSchedule?: boolean; excludedTaints?: readonly TaintMatcher[] };
+  };
+  eviction?: {
+    priorityThreshold?: PriorityThreshold;
+    maxPerCycle?: number;
+    maxPerNode?: number;
+    maxPerNamespace?: number;
+    maxPerWorkload?: number;
+    minPodAgeMs?: number;
+    evictLocalStoragePods?: boolean;
+    evictBarePods?: boolean;
+    evictPodsWithPVC?: boolean;
+    nodeFit?: boolean;
+    waitForReplacement?: boolean;
+    replacementTimeoutMs?: number;
+    cooldownMs?: number;
+  };
+}
+
+const MINUTE = 60_000;
+
+/** The defaults, one commented value each; the same values as the CRD schema's `default:` entries. */
+export const DEFAULT_SPEC: PolicySpec = deepFreeze({
+  // Every 5 minutes: frequent enough to catch churn, slow enough that replacements settle between cycles.
+  schedule: '*/5 * * * *',
+  suspend: false,
+  // DryRun: a freshly installed policy only reports; evicting is an explicit decision.
+  mode: 'DryRun',
+  namespaces: {
+    // Empty include = every namespace.
+    include: [],
+    // kube-system holds the cluster's own components; moving them is never a rebalancer's business by default.
+    exclude: ['kube-system'],
+  },
+  // No selector = every pod (an explicit `{}` means the same; the API's nil "nothing" is not useful for a policy).
+  podSelector: MATCH_EVERYTHING,
+  strategies: {
+    // Restoring spread is the product's main job. ScheduleAnyway constraints are preferences the scheduler itself may
+    // break, so they are only reported. No cluster-level constraints unless the scheduler was configured with some.
+    topologySpread: { enabled: true, includeSoftConstraints: false, defaultConstraints: [] },
+    // Required anti-affinity violations are hard-rule breaches; fixing them is safe and expected.
+    podAntiAffinity: { enabled: true },
+    // Off: "co-locate with X" violations usually mean X moved; chasing them can cascade evictions.
+    podAffinity: { enabled: false },
+    // Required affinity is a hard rule that label changes can break after placement; preferences are weighed against
+    // everything else by the scheduler, so evicting for them is opt-in.
+    nodeAffinity: { enabled: true, required: true, preferred: false },
+    // PreferNoSchedule is a soft taint the scheduler may legitimately place pods on.
+    nodeTaints: { enabled: true, includePreferNoSchedule: false, excludedTaints: [] },
+  },
+  eviction: {
+    // system-cluster-critical and above (cluster add-ons, node agents) are never evicted.
+    priorityThreshold: { className: 'system-cluster-critical' },
+    // Rate limits: small, so one cycle cannot take out a large share of any workload, node or namespace.
+    maxPerCycle: 10,
+    maxPerNode: 2,
+    maxPerNamespace: 5,
+    maxPerWorkload: 1,
+    // Young pods may still be settling (just placed, rollout in progress).
+    minPodAgeMs: 5 * MINUTE,
+    // Evicting loses emptyDir/hostPath data; opt-in (or per pod with rebalancer.dev/evict: "always").
+    evictLocalStoragePods: false,
+    // A bare pod has no controller to recreate it; evicting it deletes it for good.
+    evictBarePods: false,
+    // PVC-backed pods are recreated by their controller and reattach their claims.
+    evictPodsWithPVC: true,
+    // Only evict when the simulation finds a node the replacement fits on.
+    nodeFit: true,
+    // Pace on replacements becoming Ready, so capacity never drops more than one step at a time; give up after 5m.
+    waitForReplacement: true,
+    replacementTimeoutMs: 5 * MINUTE,
+    // Long enough to outlast a reschedule-back loop (evict → scheduler puts it back → evict).
+    cooldownMs: 30 * MINUTE,
+  },
+});
+
+/** Freezes the defaults all the way down, so a caller mutating a defaulted policy cannot change them for everyone. */
+function deepFreeze<T extends PolicySpec>(spec: T): T {
+  const visit = (value: unknown): void => {
+    // The shared MATCH_EVERYTHING selector belongs to labels.ts and is left as it is.
+    if (typeof value !== 'object' || value === null || value === MATCH_EVERYTHING || Object.isFrozen(value)) return;
+    for (const child of Object.values(value)) visit(child);
+    Object.freeze(value);
+  };
+  visit(spec);
+  return spec;
+}
+
+/** `o` without its undefined entries, so spreading it over a default keeps the default for those. */
+function defined<T extends object>(o: T | undefined): Partial<T> {
+  const out: Partial<T> = {};
+  if (o === undefined) return out;
+  for (const key of Object.keys(o) as Array<keyof T>) {
+    if (o[key] !== undefined) out[key] = o[key];
+  }
+  return out;
+}
+
+/** The one place defaults are applied: every value `input` lacks comes from DEFAULT_SPEC. */
+export function applyDefaults(input: PolicyInput): PolicySpec {
+  const d = DEFAULT_SPEC;
+  const s = input.strategies ?? {};
+  return {
+    schedule: input.schedule ?? d.schedule,
+    suspend: input.suspend ?? d.suspend,
+    mode: input.mode ?? d.mode,
+    namespaces: { ...d.namespaces, ...defined(input.namespaces) },
+    podSelector: input.podSelector ?? d.podSelector,
+    strategies: {
+      topologySpread: { ...d.strategies.topologySpread, ...defined(s.topologySpread) },
+      podAntiAffinity: { ...d.strategies.podAntiAffinity, ...defined(s.podAntiAffinity) },
+      podAffinity: { ...d.strategies.podAffinity, ...defined(s.podAffinity) },
+      nodeAffinity: { ...d.strategies.nodeAffinity, ...defined(s.nodeAffinity) },
+      nodeTaints: { ...d.strategies.nodeTaints, ...defined(s.nodeTaints) },
+    },
+    eviction: { ...d.eviction, ...defined(input.eviction) },
+  };
+}
+
+/** The policy used when neither --policy nor the snapshot gives one: the CRD's defaults. */
+export const DEFAULT_POLICY: Policy = Object.freeze({ name: 'default', generation: 0, spec: applyDefaults({}) });

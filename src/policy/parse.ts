@@ -1,0 +1,495 @@
+// RebalancePolicy parsing: validate a raw object (from the cluster, a snapshot or a --policy file), report every
+// problem at once with its field path, then apply the defaults (defaults.ts). The rules mirror the CRD schema and its
+// CEL rules, so a file accepted here would be accepted by the API server and vice versa; in addition, unknown fields
+// are errors, because a typo in a hand-written policy (`maxPerCycel`) must not silently fall back to a default.
+import { validate as validateCron } from 'node-cron';
+import { InputError, FieldError } from '../errors.js';
+import { compileLabelSelector, labelKeyProblem, labelValueProblem } from '../model/labels.js';
+import type { NodeInclusionPolicy, PriorityClassInfo, Selector, WhenUnsatisfiable } from '../model/types.js';
+import { BUILTIN_PRIORITY_CLASSES, describeObject } from '../snapshot/convert.js';
+import { flattenObjects, parseDocuments, readInputFile } from '../snapshot/load.js';
+import { applyDefaults, type PolicyInput } from './defaults.js';
+import { DurationError, parseDuration } from './duration.js';
+import type { DefaultConstraint, Policy, PolicyMode, PriorityThreshold, TaintMatcher } from './types.js';
+
+export { DEFAULT_POLICY } from './defaults.js';
+
+export interface PolicyProblem {
+  readonly field: string;
+  readonly problem: string;
+}
+
+export interface PolicyWhere {
+  readonly file: string;
+  readonly object?: string;
+}
+
+type Obj = Record<string, unknown>;
+
+/** `path.key`, or just `key` at the root. */
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+function suggestion(key: string, known: readonly string[]): string {
+  let best: string | undefined,
+    bestDistance = 3;
+  for (const k of known) {
+    const d = k.toLowerCase() === key.toLowerCase() ? 0 : editDistance(key, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best === undefined ? `known fields: ${known.join(', ')}` : `did you mean ${best}?`;
+}
+
+/** Collects problems while reading; each getter returns undefined for absent, null or invalid values. */
+class Reader {
+  readonly problems: PolicyProblem[] = [];
+
+  fail(field: string, problem: string): undefined {
+    this.problems.push({ field, problem });
+    return undefined;
+  }
+
+  /** A nested object whose keys must all be in `known`; undefined when absent or null. */
+  object(parent: Obj | undefined, key: string, path: string, known: readonly string[]): Obj | undefined {
+    const value = parent?.[key];
+    if (value === undefined || value === null) return undefined;
+    return this.objectValue(value, join(path, key), known);
+  }
+
+  objectValue(value: unknown, path: string, known: readonly string[]): Obj | undefined {
+    if (!isObj(value)) return this.fail(path, `must be an object (got ${typeName(value)})`);
+    for (const k of Object.keys(value)) {
+      if (!known.includes(k)) this.fail(join(path, k), `unknown field (${suggestion(k, known)})`);
+    }
+    return value;
+  }
+
+  bool(parent: Obj | undefined, key: string, path: string): boolean | undefined {
+    const value = parent?.[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'boolean') return this.fail(join(path, key), `must be true or false (got ${typeName(value)})`);
+    return value;
+  }
+
+  string(parent: Obj | undefined, key: string, path: string): string | undefined {
+    const value = parent?.[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string') return this.fail(join(path, key), `must be a string (got ${typeName(value)})`);
+    return value;
+  }
+
+  integer(parent: Obj | undefined, key: string, path: string, min?: number): number | undefined {
+    const value = parent?.[key];
+    if (value === undefined || value === null) return undefined;
+    const bound = min === undefined ? '' : ` ≥ ${min}`;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || (min !== undefined && value < min)) {
+      return this.fail(join(path, key), `must be an integer${bound} (got ${typeName(value)})`);
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(parent: Obj | undefined, key: string, path: string, allowed: readonly T[]): T | undefined {
+    const value = this.string(parent, key, path);
+    if (value === undefined) return undefined;
+    if (!(allowed as readonly string[]).includes(value)) {
+      return this.fail(join(path, key), `must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+    }
+    return value as T;
+  }
+
+  /** A non-negative Go duration, in milliseconds. */
+  duration(parent: Obj | undefined, key: string, path: string): number | undefined {
+    const value = parent?.[key];
+    if (value === undefined || value === null) return undefined;
+    const field = join(path, key);
+    if (typeof value !== 'string') {
+      return this.fail(field, `must be a duration string such as "90s", "5m" or "1h30m" (got ${typeName(value)})`);
+    }
+    try {
+      const ms = parseDuration(value);
+      if (ms < 0) return this.fail(field, `must not be negative (got ${JSON.stringify(value)})`);
+      return ms;
+    } catch (error) {
+      if (error instanceof DurationError) return this.fail(field, `${error.message}; use e.g. "90s", "5m" or "1h30m"`);
+      throw error;
+    }
+  }
+
+  stringList(
+    parent: Obj | undefined,
+    key: string,
+    path: string,
+    check: (s: string) => string | undefined,
+  ): string[] | undefined {
+    const value = parent?.[key];
+    if (value === undefined || value === null) return undefined;
+    const field = join(path, key);
+    if (!Array.isArray(value)) return this.fail(field, `must be a list of strings (got ${typeName(value)})`);
+    const out: string[] = [];
+    value.forEach((item, i) => {
+      if (typeof item !== 'string') return this.fail(`${field}[${i}]`, `must be a string (got ${typeName(item)})`);
+      const problem = check(item);
+      if (problem !== undefined) return this.fail(`${field}[${i}]`, problem);
+      if (out.includes(item)) return this.fail(`${field}[${i}]`, `duplicate entry ${JSON.stringify(item)}`);
+      out.push(item);
+    });
+    return out;
+  }
+
+  /** A metav1.LabelSelector; unknown keys are reported before compiling, as a typo would widen the selection. */
+  selector(parent: Obj | undefined, key: string, path: string): Selector | undefined {
+    const value = parent?.[key];
+    if (value === undefined || value === null) return undefined;
+    const field = join(path, key);
+    const raw = this.objectValue(value, field, ['matchLabels', 'matchExpressions']);
+    if (raw === undefined) return undefined;
+    const expressions = raw['matchExpressions'];
+    if (Array.isArray(expressions)) {
+      expressions.forEach((e, i) => {
+        if (isObj(e)) this.objectValue(e, `${field}.matchExpressions[${i}]`, ['key', 'operator', 'values']);
+      });
+    }
+    try {
+      return compileLabelSelector(raw, field);
+    } catch (error) {
+      if (error instanceof FieldError) return this.fail(error.field, error.problem);
+      throw error;
+    }
+  }
+}
+
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const CLASS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const WHEN: readonly WhenUnsatisfiable[] = ['DoNotSchedule', 'ScheduleAnyway'];
+const INCLUSION: readonly NodeInclusionPolicy[] = ['Honor', 'Ignore'];
+const MODES: readonly PolicyMode[] = ['DryRun', 'Evict'];
+
+function namespaceProblem(name: string): string | undefined {
+  return name.length <= 63 && NAMESPACE_NAME.test(name)
+    ? undefined
+    : `${JSON.stringify(name)} is not a valid namespace name`;
+}
+
+function scheduleProblem(schedule: string): string | undefined {
+  const fields = schedule.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) {
+    return `must be a cron expression with 5 fields, or 6 with seconds first (got ${fields} in ${JSON.stringify(schedule)})`;
+  }
+  return validateCron(schedule) ? undefined : `${JSON.stringify(schedule)} is not a valid cron expression`;
+}
+
+function readDefaultConstraints(r: Reader, parent: Obj | undefined, path: string): DefaultConstraint[] | undefined {
+  const value = parent?.['defaultConstraints'];
+  if (value === undefined || value === null) return undefined;
+  const field = `${path}.defaultConstraints`;
+  if (!Array.isArray(value)) return r.fail(field, `must be a list (got ${typeName(value)})`);
+  const out: DefaultConstraint[] = [];
+  const seen = new Set<string>();
+  value.forEach((item, i) => {
+    const p = `${field}[${i}]`;
+    const keys = [
+      'maxSkew',
+      'topologyKey',
+      'whenUnsatisfiable',
+      'minDomains',
+      'nodeAffinityPolicy',
+      'nodeTaintsPolicy',
+    ];
+    const c = r.objectValue(item, p, [...keys, 'labelSelector']);
+    if (c === undefined) return;
+    if (Object.hasOwn(c, 'labelSelector')) {
+      r.fail(`${p}.labelSelector`, "must not be set: a default constraint counts the pods of the pod's own workload");
+    }
+    const maxSkew = r.integer(c, 'maxSkew', p, 1);
+    if (!present(c['maxSkew'])) r.fail(`${p}.maxSkew`, 'is required (an integer ≥ 1)');
+    let topologyKey = r.string(c, 'topologyKey', p);
+    if (!present(c['topologyKey']) || topologyKey === '') {
+      r.fail(`${p}.topologyKey`, 'is required');
+      topologyKey = undefined;
+    } else if (topologyKey !== undefined) {
+      const problem = labelKeyProblem(topologyKey);
+      if (problem !== undefined) topologyKey = r.fail(`${p}.topologyKey`, problem);
+    }
+    const whenUnsatisfiable = r.oneOf(c, 'whenUnsatisfiable', p, WHEN);
+    if (!present(c['whenUnsatisfiable'])) r.fail(`${p}.whenUnsatisfiable`, `is required (${WHEN.join(' or ')})`);
+    const minDomains = r.integer(c, 'minDomains', p, 1);
+    if (minDomains !== undefined && whenUnsatisfiable !== undefined && whenUnsatisfiable !== 'DoNotSchedule') {
+      r.fail(`${p}.minDomains`, 'can only be set when whenUnsatisfiable is DoNotSchedule');
+    }
+    const nodeAffinityPolicy = r.oneOf(c, 'nodeAffinityPolicy', p, INCLUSION);
+    const nodeTaintsPolicy = r.oneOf(c, 'nodeTaintsPolicy', p, INCLUSION);
+    if (topologyKey !== undefined && whenUnsatisfiable !== undefined) {
+      const key = `${topologyKey} ${whenUnsatisfiable}`;
+      if (seen.has(key)) r.fail(p, `duplicate constraint for topologyKey ${topologyKey} and ${whenUnsatisfiable}`);
+      seen.add(key);
+    }
+    if (maxSkew === undefined || topologyKey === undefined || whenUnsatisfiable === undefined) return;
+    out.push({
+      maxSkew,
+      topologyKey,
+      whenUnsatisfiable,
+      // The scheduler's defaults for a constraint: minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore.
+      minDomains: minDomains ?? 1,
+      nodeAffinityPolicy: nodeAffinityPolicy ?? 'Honor',
+      nodeTaintsPolicy: nodeTaintsPolicy ?? 'Ignore',
+    });
+  });
+  return out;
+}
+
+function taintMatcherProblem(entry: string): string | undefined {
+  const eq = entry.indexOf('=');
+  const key = eq < 0 ? entry : entry.slice(0, eq);
+  const keyProblem = labelKeyProblem(key);
+  if (keyProblem !== undefined) return `must be "key" or "key=value": ${keyProblem.replace('label key', 'taint key')}`;
+  if (eq >= 0) {
+    const valueProblem = labelValueProblem(entry.slice(eq + 1));
+    if (valueProblem !== undefined)
+      return `must be "key" or "key=value": ${valueProblem.replace('label value', 'taint value')}`;
+  }
+  return undefined;
+}
+
+function toTaintMatcher(entry: string): TaintMatcher {
+  const eq = entry.indexOf('=');
+  return eq < 0 ? { key: entry, value: undefined } : { key: entry.slice(0, eq), value: entry.slice(eq + 1) };
+}
+
+function readStrategies(r: Reader, spec: Obj | undefined): PolicyInput['strategies'] {
+  const path = 'spec.strategies';
+  const s = r.object(spec, 'strategies', 'spec', [
+    'topologySpread',
+    'podAntiAffinity',
+    'podAffinity',
+    'nodeAffinity',
+    'nodeTaints',
+  ]);
+  const ts = r.object(s, 'topologySpread', path, ['enabled', 'includeSoftConstraints', 'defaultConstraints']);
+  const tsPath = `${path}.topologySpread`;
+  const anti = r.object(s, 'podAntiAffinity', path, ['enabled']);
+  const aff = r.object(s, 'podAffinity', path, ['enabled']);
+  const na = r.object(s, 'nodeAffinity', path, ['enabled', 'required', 'preferred']);
+  const naPath = `${path}.nodeAffinity`;
+  const nt = r.object(s, 'nodeTaints', path, ['enabled', 'includePreferNoSchedule', 'excludedTaints']);
+  const ntPath = `${path}.nodeTaints`;
+  return {
+    topologySpread: {
+      enabled: r.bool(ts, 'enabled', tsPath),
+      includeSoftConstraints: r.bool(ts, 'includeSoftConstraints', tsPath),
+      defaultConstraints: readDefaultConstraints(r, ts, tsPath),
+    },
+    podAntiAffinity: { enabled: r.bool(anti, 'enabled', `${path}.podAntiAffinity`) },
+    podAffinity: { enabled: r.bool(aff, 'enabled', `${path}.podAffinity`) },
+    nodeAffinity: {
+      enabled: r.bool(na, 'enabled', naPath),
+      required: r.bool(na, 'required', naPath),
+      preferred: r.bool(na, 'preferred', naPath),
+    },
+    nodeTaints: {
+      enabled: r.bool(nt, 'enabled', ntPath),
+      includePreferNoSchedule: r.bool(nt, 'includePreferNoSchedule', ntPath),
+      excludedTaints: r.stringList(nt, 'excludedTaints', ntPath, taintMatcherProblem)?.map(toTaintMatcher),
+    },
+  };
+}
+
+function readPriorityThreshold(r: Reader, eviction: Obj | undefined): PriorityThreshold | undefined {
+  const path = 'spec.eviction';
+  const pt = r.object(eviction, 'priorityThreshold', path, ['value', 'className']);
+  if (pt === undefined) return undefined;
+  const ptPath = `${path}.priorityThreshold`;
+  const hasValue = present(pt['value']);
+  const hasClass = present(pt['className']);
+  if (hasValue === hasClass) return r.fail(ptPath, 'must set exactly one of value and className');
+  if (hasValue) {
+    const value = r.integer(pt, 'value', ptPath);
+    return value === undefined ? undefined : { value };
+  }
+  const className = r.string(pt, 'className', ptPath);
+  if (className === undefined) return undefined;
+  if (className.length > 253 || !CLASS_NAME.test(className)) {
+    return r.fail(`${ptPath}.className`, `${JSON.stringify(className)} is not a valid PriorityClass name`);
+  }
+  return { className };
+}
+
+function readEviction(r: Reader, spec: Obj | undefined): PolicyInput['eviction'] {
+  const path = 'spec.eviction';
+  const e = r.object(spec, 'eviction', 'spec', [
+    'priorityThreshold',
+    'maxPerCycle',
+    'maxPerNode',
+    'maxPerNamespace',
+    'maxPerWorkload',
+    'minPodAge',
+    'evictLocalStoragePods',
+    'evictBarePods',
+    'evictPodsWithPVC',
+    'nodeFit',
+    'waitForReplacement',
+    'replacementTimeout',
+    'cooldown',
+  ]);
+  return {
+    priorityThreshold: readPriorityThreshold(r, e),
+    // Limits are integers ≥ 0, as in the CRD (minimum: 0). 0 is meaningful: no evictions at that scope,
+    // so for example maxPerCycle: 0 turns an Evict policy into one that plans and reports only.
+    maxPerCycle: r.integer(e, 'maxPerCycle', path, 0),
+    maxPerNode: r.integer(e, 'maxPerNode', path, 0),
+    maxPerNamespace: r.integer(e, 'maxPerNamespace', path, 0),
+    maxPerWorkload: r.integer(e, 'maxPerWorkload', path, 0),
+    minPodAgeMs: r.duration(e, 'minPodAge', path),
+    evictLocalStoragePods: r.bool(e, 'evictLocalStoragePods', path),
+    evictBarePods: r.bool(e, 'evictBarePods', path),
+    evictPodsWithPVC: r.bool(e, 'evictPodsWithPVC', path),
+    nodeFit: r.bool(e, 'nodeFit', path),
+    waitForReplacement: r.bool(e, 'waitForReplacement', path),
+    replacementTimeoutMs: r.duration(e, 'replacementTimeout', path),
+    cooldownMs: r.duration(e, 'cooldown', path),
+  };
+}
+
+function readSpec(r: Reader, spec: Obj | undefined): PolicyInput {
+  const schedule = r.string(spec, 'schedule', 'spec');
+  if (schedule !== undefined) {
+    const problem = scheduleProblem(schedule);
+    if (problem !== undefined) r.fail('spec.schedule', problem);
+  }
+  const ns = r.object(spec, 'namespaces', 'spec', ['include', 'exclude']);
+  const include = r.stringList(ns, 'include', 'spec.namespaces', namespaceProblem);
+  const exclude = r.stringList(ns, 'exclude', 'spec.namespaces', namespaceProblem);
+  const both = include?.filter((n) => exclude?.includes(n)) ?? [];
+  if (both.length > 0) r.fail('spec.namespaces', `include and exclude must not share a namespace (${both.join(', ')})`);
+  return {
+    schedule,
+    suspend: r.bool(spec, 'suspend', 'spec'),
+    mode: r.oneOf(spec, 'mode', 'spec', MODES),
+    namespaces: { include, exclude },
+    podSelector: r.selector(spec, 'podSelector', 'spec'),
+    strategies: readStrategies(r, spec),
+    eviction: readEviction(r, spec),
+  };
+}
+
+/**
+ * Validates a raw RebalancePolicy and applies the defaults. Returns the policy, or every problem found (then
+ * `policy` is undefined). For the operator, which reports problems in the policy's Invalid condition.
+ */
+export function checkPolicy(raw: unknown): { policy: Policy | undefined; problems: PolicyProblem[] } {
+  const r = new Reader();
+  const o = r.objectValue(raw, '', ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+  if (o === undefined)
+    return {
+      policy: undefined,
+      problems: [{ field: '', problem: `must be a RebalancePolicy object (got ${typeName(raw)})` }],
+    };
+  const apiVersion = r.string(o, 'apiVersion', '');
+  if (apiVersion !== undefined && apiVersion !== 'rebalancer.dev/v1alpha1') {
+    r.fail('apiVersion', `must be rebalancer.dev/v1alpha1 (got ${JSON.stringify(apiVersion)})`);
+  }
+  const kind = r.string(o, 'kind', '');
+  if (kind !== undefined && kind !== 'RebalancePolicy')
+    r.fail('kind', `must be RebalancePolicy (got ${JSON.stringify(kind)})`);
+  // metadata is the API server's; only name and generation are read, other fields (managedFields, …) are allowed.
+  const meta = o['metadata'];
+  const metaObj = isObj(meta) ? meta : undefined;
+  if (meta !== undefined && meta !== null && metaObj === undefined)
+    r.fail('metadata', `must be an object (got ${typeName(meta)})`);
+  // A policy written by hand for --policy may have no name; it is then reported as "default".
+  const name = r.string(metaObj, 'name', 'metadata') || 'default';
+  const generation = r.integer(metaObj, 'generation', 'metadata', 0) ?? 0;
+  const spec = r.object(o, 'spec', '', [
+    'schedule',
+    'suspend',
+    'mode',
+    'namespaces',
+    'podSelector',
+    'strategies',
+    'eviction',
+  ]);
+  const input = readSpec(r, spec);
+  if (r.problems.length > 0) return { policy: undefined, problems: r.problems };
+  return { policy: { name, generation, spec: applyDefaults(input) }, problems: [] };
+}
+
+/** Validates a raw RebalancePolicy and applies the defaults; every problem is listed in one InputError. */
+export function parsePolicy(raw: unknown, where: PolicyWhere): Policy {
+  const { policy, problems } = checkPolicy(raw);
+  if (policy !== undefined) return policy;
+  const object = where.object ?? describeObject('RebalancePolicy', raw);
+  if (problems.length === 1) {
+    const only = problems[0]!;
+    throw new InputError(where.file, object, only.field || undefined, only.problem);
+  }
+  const list = problems.map((p) => (p.field === '' ? p.problem : `${p.field}: ${p.problem}`)).join('; ');
+  throw new InputError(where.file, object, undefined, `${problems.length} problems: ${list}`);
+}
+
+/** The numeric priority threshold: pods at or above it are never evicted. An unknown class is an InputError. */
+export function resolvePriorityThreshold(
+  policy: Policy,
+  priorityClasses: readonly PriorityClassInfo[],
+  where?: PolicyWhere,
+): number {
+  const threshold = policy.spec.eviction.priorityThreshold;
+  if ('value' in threshold) return threshold.value;
+  // The built-in classes exist in every cluster with fixed values (system-cluster-critical 2000000000,
+  // system-node-critical 2000001000), whether or not the snapshot lists them.
+  const builtin = BUILTIN_PRIORITY_CLASSES.get(threshold.className);
+  if (builtin !== undefined) return builtin;
+  const found = priorityClasses.find((c) => c.name === threshold.className);
+  if (found !== undefined) return found.value;
+  const known = priorityClasses.map((c) => c.name).join(', ');
+  throw new InputError(
+    where?.file ?? 'policy',
+    where?.object ?? (policy.name === '' ? undefined : `RebalancePolicy ${policy.name}`),
+    'spec.eviction.priorityThreshold.className',
+    `PriorityClass ${JSON.stringify(threshold.className)} does not exist${known === '' ? ' (the snapshot has no PriorityClasses)' : ` (known: ${known})`}`,
+  );
+}
+
+/** The first RebalancePolicy in a YAML/JSON file (Lists and several documents allowed). */
+export function loadPolicyFile(path: string): Policy {
+  const objects = flattenObjects(parseDocuments(readInputFile(path), path), path);
+  const found = objects.find((o) => o.kind === 'RebalancePolicy');
+  if (found === undefined) {
+    const kinds = [...new Set(objects.map((o) => o.kind))].join(', ');
+    throw new InputError(
+      path,
+      undefined,
+      undefined,
+      `contains no RebalancePolicy${kinds === '' ? '' : ` (found ${kinds})`}`,
+    );
+  }
+  return parsePolicy(found.raw, { file: path, object: describeObject('RebalancePolicy', found.raw) ?? found.where });
+}

@@ -1,0 +1,408 @@
+// The snapshot loader: a saved cluster (YAML or JSON, as `kubectl get nodes,pods,pdb,priorityclasses,namespaces,
+// rebalancepolicies -A -o yaml|json` prints it) → ClusterSnapshot, plus the raw RebalancePolicies it holds.
+//
+// Accepted layouts: one object, a `kind: List` (or any `*List`) with `items` (nested lists too), several YAML
+// documents, or several concatenated JSON documents. Kinds other than the six used are counted and reported in one
+// warning line. Every problem with the input surfaces as an InputError naming the file, the object and the field;
+// nothing in here lets a stack trace reach the user for bad input.
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { FieldError, InputError } from '../errors.js';
+import { internLabels } from '../model/intern.js';
+import type { ClusterSnapshot, NamespaceInfo, NodeInfo, PdbInfo, PodInfo, PriorityClassInfo } from '../model/types.js';
+import {
+  convertNamespace,
+  convertNode,
+  convertPdb,
+  convertPod,
+  convertPriorityClass,
+  describeObject,
+  makePriorityResolver,
+} from './convert.js';
+
+export interface LoadOptions {
+  /** The instant the snapshot describes (pod ages are measured against it); default: the current time. */
+  readonly now?: number;
+  /** Receives warning lines (ignored kinds); default: dropped. */
+  readonly warn?: (line: string) => void;
+}
+
+export interface RawPolicy {
+  readonly raw: unknown;
+  /** `RebalancePolicy name`, or the document position when it has no name. */
+  readonly object: string;
+}
+
+export interface LoadResult {
+  readonly snapshot: ClusterSnapshot;
+  /** RebalancePolicies in file order, unparsed (parsePolicy validates them with this object name). */
+  readonly policies: RawPolicy[];
+}
+
+/** A top-level or List-contained object, with where it was found. */
+export class LocatedObject {
+  constructor(
+    readonly kind: string,
+    readonly raw: Record<string, unknown>,
+    /** `document 2` for a top-level object, else the enclosing list's path (`document 2, items`). */
+    private readonly prefix: string,
+    /** The index in the enclosing list; -1 for a top-level object. */
+    private readonly index: number,
+  ) {}
+
+  /** `document 2` or `document 2, items[4]` (built only when needed: snapshots hold 100,000s of objects). */
+  get where(): string {
+    return this.index < 0 ? this.prefix : `${this.prefix}[${this.index}]`;
+  }
+}
+
+// ---- reading and parsing ---------------------------------------------------------------------------------------
+
+const READ_PROBLEMS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a directory, not a file',
+  ERR_STRING_TOO_LONG: 'file too large to read as one string (split it, e.g. one kubectl get per kind)',
+};
+
+/** Reads a file ('-' = stdin) as UTF-8 text; any failure becomes an InputError. */
+export function readInputFile(path: string): string {
+  try {
+    const text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const known = typeof code === 'string' ? READ_PROBLEMS[code] : undefined;
+    const detail = known ?? (error instanceof Error ? error.message : String(error));
+    throw new InputError(path, undefined, undefined, `cannot read file: ${detail}`);
+  }
+}
+
+function lineColumn(text: string, offset: number): string {
+  let line = 1,
+    lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return `line ${line}, column ${offset - lineStart + 1}`;
+}
+
+const JSON_POSITION = /at position (\d+)/;
+const TRAILING_JSON = /non-whitespace character after JSON at position (\d+)/;
+
+/**
+ * The offset of the first syntax error in `text`, for the messages V8 gives without a position (Node 20's
+ * "Unexpected token 'x', ... is not valid JSON"). A plain recursive scan of the JSON grammar; only run on error.
+ */
+export function jsonErrorOffset(text: string, start = 0): number {
+  let i = start;
+  const space = (): void => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  const literal = (word: string): boolean => {
+    if (!text.startsWith(word, i)) return false;
+    i += word.length;
+    return true;
+  };
+  const string = (): boolean => {
+    i++; // opening quote
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) return (i++, true);
+      if (c < 0x20) return false;
+      if (c === 0x5c) {
+        const e = text[i + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return (i++, false);
+          i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+        else return (i++, false);
+      } else i++;
+    }
+    return false;
+  };
+  const number = (): boolean => {
+    const match = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (match === null) return false;
+    i += match[0].length;
+    return true;
+  };
+  const value = (): boolean => {
+    space();
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      i++;
+      space();
+      if (text[i] === close) return (i++, true);
+      for (;;) {
+        if (c === '{') {
+          space();
+          if (text[i] !== '"' || !string()) return false;
+          space();
+          if (text[i] !== ':') return false;
+          i++;
+        }
+        if (!value()) return false;
+        space();
+        if (text[i] === ',') i++;
+        else if (text[i] === close) return (i++, true);
+        else return false;
+      }
+    }
+    if (c === '"') return string();
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return number();
+    return literal('true') || literal('false') || literal('null');
+  };
+  return value() ? i : Math.min(i, text.length);
+}
+
+/** Parses one or more concatenated JSON documents, or says why the text is not JSON (with an offset when known). */
+function parseJson(text: string): { values: unknown[] } | { reason: string; offset: number } {
+  const values: unknown[] = [];
+  let offset = 0;
+  for (;;) {
+    const rest = offset === 0 ? text : text.slice(offset);
+    try {
+      values.push(JSON.parse(rest));
+      return { values };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const trailing = TRAILING_JSON.exec(message);
+      if (trailing !== null) {
+        values.push(JSON.parse(rest.slice(0, Number(trailing[1]))));
+        offset += Number(trailing[1]);
+        continue;
+      }
+      // V8 quotes (part of) the input in some messages; keep only the reason, on one line.
+      const reason = message
+        .replace(/ in JSON at position \d+.*$/s, '')
+        .replace(/ \(line \d+ column \d+\)$/, '')
+        .replace(/, ".*" is not valid JSON$/s, '')
+        .replace(/\n/g, '\\n');
+      const position = JSON_POSITION.exec(message);
+      if (position !== null) return { reason, offset: offset + Number(position[1]) };
+      if (message.includes('end of JSON input')) return { reason, offset: text.length };
+      return { reason, offset: jsonErrorOffset(text, offset) };
+    }
+  }
+}
+
+/** YAML documents; the first syntax error becomes an InputError with its line and column. Empty documents are skipped. */
+function parseYaml(text: string, file: string): unknown[] {
+  const docs = parseAllDocuments(text, { prettyErrors: true });
+  const values: unknown[] = [];
+  docs.forEach((doc, i) => {
+    const error = doc.errors[0];
+    if (error !== undefined) {
+      const pos = error.linePos?.[0];
+      const where = pos !== undefined ? ` at line ${pos.line}, column ${pos.col}` : '';
+      const reason = error.message.split(' at line ')[0]!.split('\n')[0]!;
+      throw new InputError(file, `document ${i + 1}`, undefined, `invalid YAML${where}: ${reason}`);
+    }
+    try {
+      // Empty documents (a stray `---`, comments only) stay in the list as null, so document numbers match the file.
+      values.push(doc.contents === null ? null : doc.toJS({ maxAliasCount: 1000 }));
+    } catch (e) {
+      throw new InputError(
+        file,
+        `document ${i + 1}`,
+        undefined,
+        `invalid YAML: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+  });
+  return values;
+}
+
+/**
+ * The documents of a YAML or JSON text. Text whose first character is `{` or `[` is JSON (one or several
+ * concatenated documents; JSON.parse is much faster than a YAML parser for big snapshots, and a JSON syntax error is
+ * reported as such rather than re-read as YAML flow style); anything else is YAML, several documents allowed.
+ */
+export function parseDocuments(text: string, file: string): unknown[] {
+  const first = /\S/.exec(text)?.[0];
+  if (first === '{' || first === '[') {
+    const json = parseJson(text);
+    if ('values' in json) return json.values;
+    throw new InputError(
+      file,
+      undefined,
+      undefined,
+      `invalid JSON at ${lineColumn(text, json.offset)}: ${json.reason}`,
+    );
+  }
+  return parseYaml(text, file);
+}
+
+// ---- flattening ------------------------------------------------------------------------------------------------
+
+function isObj(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  return `a ${typeof value}`;
+}
+
+function flattenInto(
+  value: unknown,
+  prefix: string,
+  index: number,
+  inheritedKind: string | undefined,
+  file: string,
+  out: LocatedObject[],
+): void {
+  const where = index < 0 ? prefix : `${prefix}[${index}]`;
+  if (!isObj(value)) {
+    throw new InputError(file, where, undefined, `must be a Kubernetes object (got ${describeValue(value)})`);
+  }
+  const rawKind = value['kind'];
+  let kind: string;
+  if (typeof rawKind === 'string' && rawKind !== '') kind = rawKind;
+  else if (rawKind === undefined && inheritedKind !== undefined) kind = inheritedKind;
+  else throw new InputError(file, where, 'kind', 'is required (a Kubernetes object or a List of them)');
+  const items = value['items'];
+  if (kind === 'List' && !Array.isArray(items)) throw new InputError(file, where, 'items', 'must be a list');
+  if (kind.endsWith('List') && Array.isArray(items)) {
+    // Items of a typed list (the API's PodList) carry no kind of their own.
+    const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
+    const itemsPrefix = index < 0 ? `${prefix}, items` : `${prefix}[${index}].items`;
+    for (let i = 0; i < items.length; i++) flattenInto(items[i], itemsPrefix, i, itemKind, file, out);
+    return;
+  }
+  out.push(new LocatedObject(kind, value, prefix, index));
+}
+
+/** Every object in `documents`, Lists expanded; throws InputError for non-objects and missing kinds. */
+export function flattenObjects(documents: readonly unknown[], file: string): LocatedObject[] {
+  const out: LocatedObject[] = [];
+  documents.forEach((doc, i) => {
+    // An empty YAML document holds nothing; it is not an error.
+    if (doc !== null && doc !== undefined) flattenInto(doc, `document ${i + 1}`, -1, undefined, file, out);
+  });
+  return out;
+}
+
+// ---- building the snapshot -------------------------------------------------------------------------------------
+
+const USED_KINDS = new Set(['Node', 'Pod', 'PodDisruptionBudget', 'PriorityClass', 'Namespace', 'RebalancePolicy']);
+
+function ignoredWarning(file: string, counts: ReadonlyMap<string, number>): string | undefined {
+  if (counts.size === 0) return undefined;
+  let total = 0;
+  for (const n of counts.values()) total += n;
+  const list = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([kind, n]) => `${kind} ×${n}`)
+    .join(', ');
+  const noun = total === 1 ? 'object of another kind' : 'objects of other kinds';
+  return `warning: ${file}: ignored ${total} ${noun} (${list})`;
+}
+
+/** Converts each object, wrapping FieldError into InputError with the file and object; rejects duplicates. */
+function convertAll<T extends { readonly name: string; readonly namespace?: string }>(
+  items: readonly LocatedObject[],
+  file: string,
+  convert: (raw: unknown) => T,
+): T[] {
+  const out: T[] = [];
+  // namespace ('' when cluster-scoped) → name → where it was first seen
+  const seen = new Map<string, Map<string, LocatedObject>>();
+  let current: LocatedObject | undefined;
+  try {
+    for (const item of items) {
+      current = item;
+      const value = convert(item.raw);
+      const ns = value.namespace ?? '';
+      let names = seen.get(ns);
+      if (names === undefined) seen.set(ns, (names = new Map<string, LocatedObject>()));
+      const before = names.get(value.name);
+      if (before !== undefined) {
+        const object = describeObject(item.kind, item.raw) ?? item.where;
+        throw new InputError(file, object, undefined, `appears twice (${before.where} and ${item.where})`);
+      }
+      names.set(value.name, item);
+      out.push(value);
+    }
+  } catch (error) {
+    if (error instanceof FieldError && current !== undefined) {
+      const object = describeObject(current.kind, current.raw) ?? current.where;
+      throw new InputError(file, object, error.field === '' ? undefined : error.field, error.problem);
+    }
+    throw error;
+  }
+  return out;
+}
+
+/**
+ * Builds a snapshot from already-parsed documents (each a Kubernetes object or a List). `file` names the source in
+ * errors and warnings. PriorityClasses are converted first so pod priorities resolve against all of them.
+ */
+export function snapshotFromObjects(
+  objects: readonly unknown[],
+  opts: LoadOptions & { readonly file: string },
+): LoadResult {
+  const { file } = opts;
+  const located = flattenObjects(objects, file);
+  if (located.length === 0) throw new InputError(file, undefined, undefined, 'contains no Kubernetes objects');
+
+  const byKind = new Map<string, LocatedObject[]>();
+  const ignored = new Map<string, number>();
+  for (const item of located) {
+    if (!USED_KINDS.has(item.kind)) {
+      ignored.set(item.kind, (ignored.get(item.kind) ?? 0) + 1);
+      continue;
+    }
+    let list = byKind.get(item.kind);
+    if (list === undefined) byKind.set(item.kind, (list = []));
+    list.push(item);
+  }
+  const of = (kind: string): LocatedObject[] => byKind.get(kind) ?? [];
+
+  const priorityClasses = convertAll<PriorityClassInfo>(of('PriorityClass'), file, convertPriorityClass);
+  const resolve = makePriorityResolver(priorityClasses);
+  const nodes = convertAll<NodeInfo>(of('Node'), file, convertNode);
+  const pods = convertAll<PodInfo>(of('Pod'), file, (raw) => convertPod(raw, resolve));
+  const pdbs = convertAll<PdbInfo>(of('PodDisruptionBudget'), file, convertPdb);
+  const namespaces = convertAll<NamespaceInfo>(of('Namespace'), file, convertNamespace);
+  addImpliedNamespaces(namespaces, pods, pdbs);
+
+  const policies = of('RebalancePolicy').map((item) => ({
+    raw: item.raw,
+    object: describeObject('RebalancePolicy', item.raw) ?? item.where,
+  }));
+
+  const warning = ignoredWarning(file, ignored);
+  if (warning !== undefined) opts.warn?.(warning);
+
+  return {
+    snapshot: { nodes, pods, pdbs, priorityClasses, namespaces, now: opts.now ?? Date.now() },
+    policies,
+  };
+}
+
+/**
+ * A snapshot without Namespace objects still has the namespaces its pods live in. They are added with the label
+ * every namespace carries (kubernetes.io/metadata.name), so pod-affinity namespaceSelectors on that label still work.
+ */
+function addImpliedNamespaces(namespaces: NamespaceInfo[], pods: readonly PodInfo[], pdbs: readonly PdbInfo[]): void {
+  const known = new Set(namespaces.map((n) => n.name));
+  const add = (name: string): void => {
+    if (known.has(name)) return;
+    known.add(name);
+    namespaces.push({ name, labels: internLabels({ 'kubernetes.io/metadata.name': name }) });
+  };
+  for (const p of pods) add(p.namespace);
+  for (const p of pdbs) add(p.namespace);
+}
+
+/** Reads and converts a snapshot file ('-' = stdin). */
+export function loadSnapshotFile(path: string, opts: LoadOptions = {}): LoadResult {
+  const documents = parseDocuments(readInputFile(path), path);
+  return snapshotFromObjects(documents, { ...opts, file: path });
+}
