@@ -1,0 +1,485 @@
+// Fluent builders for RAW Kubernetes objects (plain JSON, as `kubectl get -o json` prints them), in the style of
+// kube-scheduler's MakePod().Name().Label().SpreadConstraint(...) test wrappers. Tests feed them through the real
+// loader (buildSnapshot → snapshotFromObjects → converters), so every test exercises the same code a snapshot file does.
+//
+//   buildSnapshot([
+//     makeNode('a1').zone('zone-a'),
+//     makePod('web-1', 'shop').deployment('web').label('app', 'web').node('a1')
+//       .spread({ topologyKey: ZONE, labelSelector: { matchLabels: { app: 'web' } } }),
+//   ]);
+import type { ClusterSnapshot } from '../src/model/types.js';
+import { snapshotFromObjects, type LoadResult } from '../src/snapshot/load.js';
+
+type Json = Record<string, unknown>;
+
+export const ZONE = 'topology.kubernetes.io/zone';
+export const HOSTNAME = 'kubernetes.io/hostname';
+export const REGION = 'topology.kubernetes.io/region';
+
+/** The instant tests treat as "now" unless they say otherwise (objects are created an hour before it). */
+export const NOW = Date.parse('2024-06-01T12:00:00Z');
+const CREATED = '2024-06-01T11:00:00Z';
+
+function clone<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** Sets a dotted path (`spec.nodeName`, `metadata.labels.app`), creating objects on the way. */
+function setPath(target: Json, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let cursor: Json = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = cursor[part];
+    if (typeof next !== 'object' || next === null) cursor[part] = {};
+    cursor = cursor[part] as Json;
+  }
+  const last = parts[parts.length - 1]!;
+  if (value === undefined) delete cursor[last];
+  else cursor[last] = value;
+}
+
+abstract class Builder {
+  protected readonly o: Json;
+
+  protected constructor(o: Json) {
+    this.o = o;
+  }
+
+  protected get meta(): Json {
+    return this.o['metadata'] as Json;
+  }
+
+  protected get specObj(): Json {
+    return (this.o['spec'] ??= {}) as Json;
+  }
+
+  label(key: string, value: string): this {
+    ((this.meta['labels'] ??= {}) as Json)[key] = value;
+    return this;
+  }
+
+  labels(labels: Record<string, string>): this {
+    for (const [k, v] of Object.entries(labels)) this.label(k, v);
+    return this;
+  }
+
+  annotation(key: string, value: string): this {
+    ((this.meta['annotations'] ??= {}) as Json)[key] = value;
+    return this;
+  }
+
+  /** Escape hatch for bad-input tests: set (or, with undefined, delete) any dotted path of the raw object. */
+  set(path: string, value: unknown): this {
+    setPath(this.o, path, value);
+    return this;
+  }
+
+  /** A deep copy of the raw object. */
+  obj(): Json {
+    return clone(this.o);
+  }
+}
+
+// ---- Node ------------------------------------------------------------------------------------------------------
+
+export class NodeBuilder extends Builder {
+  constructor(name: string) {
+    super({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, uid: `uid-node-${name}`, creationTimestamp: CREATED, labels: { [HOSTNAME]: name } },
+      spec: {},
+      status: {
+        allocatable: { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '100Gi' },
+        capacity: { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '100Gi' },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
+      },
+    });
+  }
+
+  zone(zone: string): this {
+    return this.label(ZONE, zone);
+  }
+
+  region(region: string): this {
+    return this.label(REGION, region);
+  }
+
+  taint(key: string, value: string | undefined, effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute'): this {
+    const taints = (this.specObj['taints'] ??= []) as Json[];
+    taints.push(value === undefined ? { key, effect } : { key, value, effect });
+    return this;
+  }
+
+  unschedulable(): this {
+    this.specObj['unschedulable'] = true;
+    return this;
+  }
+
+  notReady(): this {
+    const status = this.o['status'] as Json;
+    status['conditions'] = [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady' }];
+    return this;
+  }
+
+  /** Replaces status.allocatable, e.g. { cpu: '4', memory: '8Gi', pods: '110' }. */
+  allocatable(resources: Record<string, string | number>): this {
+    (this.o['status'] as Json)['allocatable'] = { ...resources };
+    return this;
+  }
+}
+
+export function makeNode(name: string): NodeBuilder {
+  return new NodeBuilder(name);
+}
+
+// ---- Pod -------------------------------------------------------------------------------------------------------
+
+export interface SpreadOptions {
+  maxSkew?: number;
+  topologyKey: string;
+  whenUnsatisfiable?: 'DoNotSchedule' | 'ScheduleAnyway';
+  /** Raw metav1.LabelSelector; omitted = nil (matches nothing). */
+  labelSelector?: Json | null;
+  matchLabelKeys?: string[];
+  minDomains?: number;
+  nodeAffinityPolicy?: 'Honor' | 'Ignore';
+  nodeTaintsPolicy?: 'Honor' | 'Ignore';
+}
+
+export interface PodAffinityTermOptions {
+  labelSelector?: Json | null;
+  topologyKey: string;
+  namespaces?: string[];
+  namespaceSelector?: Json | null;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
+
+export interface TolerationOptions {
+  key?: string;
+  operator?: 'Equal' | 'Exists';
+  value?: string;
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
+export class PodBuilder extends Builder {
+  constructor(name: string, namespace: string) {
+    super({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace, uid: `uid-${namespace}-${name}`, creationTimestamp: CREATED },
+      spec: {
+        containers: [{ name: 'app', image: 'registry.example/app:1.0', resources: {} }],
+        restartPolicy: 'Always',
+        schedulerName: 'default-scheduler',
+      },
+      status: {
+        phase: 'Running',
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Ready', status: 'True' },
+        ],
+      },
+    });
+  }
+
+  private get status(): Json {
+    return this.o['status'] as Json;
+  }
+
+  private get firstContainer(): Json {
+    return (this.specObj['containers'] as Json[])[0]!;
+  }
+
+  private get affinity(): Json {
+    return (this.specObj['affinity'] ??= {}) as Json;
+  }
+
+  node(name: string): this {
+    this.specObj['nodeName'] = name;
+    return this;
+  }
+
+  phase(phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown'): this {
+    this.status['phase'] = phase;
+    return this;
+  }
+
+  terminating(at = '2024-06-01T11:59:00Z'): this {
+    this.meta['deletionTimestamp'] = at;
+    return this;
+  }
+
+  notReady(): this {
+    this.status['conditions'] = [
+      { type: 'PodScheduled', status: 'True' },
+      { type: 'Ready', status: 'False' },
+    ];
+    return this;
+  }
+
+  /** creationTimestamp as an ISO string, or epoch ms. */
+  createdAt(at: string | number): this {
+    this.meta['creationTimestamp'] = typeof at === 'number' ? new Date(at).toISOString() : at;
+    return this;
+  }
+
+  priority(value: number): this {
+    this.specObj['priority'] = value;
+    return this;
+  }
+
+  priorityClass(name: string): this {
+    this.specObj['priorityClassName'] = name;
+    return this;
+  }
+
+  /** A controller owner reference. */
+  owner(kind: string, name: string): this {
+    this.meta['ownerReferences'] = [
+      {
+        apiVersion: kind === 'Node' ? 'v1' : 'apps/v1',
+        kind,
+        name,
+        uid: `uid-${kind.toLowerCase()}-${name}`,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
+    return this;
+  }
+
+  /** Owned by ReplicaSet `<name>-<hash>` with the pod-template-hash label, as a Deployment's pods are. */
+  deployment(name: string, hash = '6d4cf56db6'): this {
+    this.label('pod-template-hash', hash);
+    return this.owner('ReplicaSet', `${name}-${hash}`);
+  }
+
+  daemonSet(name: string): this {
+    return this.owner('DaemonSet', name);
+  }
+
+  requests(resources: Record<string, string | number>): this {
+    ((this.firstContainer['resources'] as Json)['requests'] ??= {}) as Json;
+    Object.assign((this.firstContainer['resources'] as Json)['requests'] as Json, resources);
+    return this;
+  }
+
+  limits(resources: Record<string, string | number>): this {
+    ((this.firstContainer['resources'] as Json)['limits'] ??= {}) as Json;
+    Object.assign((this.firstContainer['resources'] as Json)['limits'] as Json, resources);
+    return this;
+  }
+
+  /** Adds a container (regular, or an init container; `sidecar` makes it a restartable init container). */
+  addContainer(
+    name: string,
+    resources: { requests?: Json; limits?: Json },
+    kind: 'container' | 'init' | 'sidecar' = 'container',
+  ): this {
+    const c: Json = { name, image: 'registry.example/helper:1.0', resources: clone(resources) };
+    if (kind === 'sidecar') c['restartPolicy'] = 'Always';
+    const key = kind === 'container' ? 'containers' : 'initContainers';
+    ((this.specObj[key] ??= []) as Json[]).push(c);
+    return this;
+  }
+
+  overhead(resources: Record<string, string>): this {
+    this.specObj['overhead'] = { ...resources };
+    return this;
+  }
+
+  nodeSelector(selector: Record<string, string>): this {
+    this.specObj['nodeSelector'] = { ...selector };
+    return this;
+  }
+
+  private get nodeAffinity(): Json {
+    return (this.affinity['nodeAffinity'] ??= {}) as Json;
+  }
+
+  /** Required node affinity with raw nodeSelectorTerms (ORed). */
+  nodeAffinityTerms(terms: Json[]): this {
+    this.nodeAffinity['requiredDuringSchedulingIgnoredDuringExecution'] = { nodeSelectorTerms: clone(terms) };
+    return this;
+  }
+
+  /** Required node affinity: one term, `key In values`. */
+  nodeAffinityIn(key: string, values: string[]): this {
+    return this.nodeAffinityTerms([{ matchExpressions: [{ key, operator: 'In', values }] }]);
+  }
+
+  preferredNodeAffinity(weight: number, term: Json): this {
+    const list = (this.nodeAffinity['preferredDuringSchedulingIgnoredDuringExecution'] ??= []) as Json[];
+    list.push({ weight, preference: clone(term) });
+    return this;
+  }
+
+  toleration(t: TolerationOptions): this {
+    ((this.specObj['tolerations'] ??= []) as Json[]).push({ ...t });
+    return this;
+  }
+
+  /** A topology spread constraint; maxSkew defaults to 1 and whenUnsatisfiable to DoNotSchedule. */
+  spread(c: SpreadOptions): this {
+    const raw: Json = {
+      maxSkew: c.maxSkew ?? 1,
+      topologyKey: c.topologyKey,
+      whenUnsatisfiable: c.whenUnsatisfiable ?? 'DoNotSchedule',
+    };
+    if (c.labelSelector !== undefined) raw['labelSelector'] = clone(c.labelSelector);
+    if (c.matchLabelKeys !== undefined) raw['matchLabelKeys'] = [...c.matchLabelKeys];
+    if (c.minDomains !== undefined) raw['minDomains'] = c.minDomains;
+    if (c.nodeAffinityPolicy !== undefined) raw['nodeAffinityPolicy'] = c.nodeAffinityPolicy;
+    if (c.nodeTaintsPolicy !== undefined) raw['nodeTaintsPolicy'] = c.nodeTaintsPolicy;
+    ((this.specObj['topologySpreadConstraints'] ??= []) as Json[]).push(raw);
+    return this;
+  }
+
+  private affinityTerm(kind: 'podAffinity' | 'podAntiAffinity', term: PodAffinityTermOptions): this {
+    const section = (this.affinity[kind] ??= {}) as Json;
+    const list = (section['requiredDuringSchedulingIgnoredDuringExecution'] ??= []) as Json[];
+    const raw: Json = { topologyKey: term.topologyKey };
+    if (term.labelSelector !== undefined) raw['labelSelector'] = clone(term.labelSelector);
+    if (term.namespaces !== undefined) raw['namespaces'] = [...term.namespaces];
+    if (term.namespaceSelector !== undefined) raw['namespaceSelector'] = clone(term.namespaceSelector);
+    if (term.matchLabelKeys !== undefined) raw['matchLabelKeys'] = [...term.matchLabelKeys];
+    if (term.mismatchLabelKeys !== undefined) raw['mismatchLabelKeys'] = [...term.mismatchLabelKeys];
+    list.push(raw);
+    return this;
+  }
+
+  podAffinity(term: PodAffinityTermOptions): this {
+    return this.affinityTerm('podAffinity', term);
+  }
+
+  podAntiAffinity(term: PodAffinityTermOptions): this {
+    return this.affinityTerm('podAntiAffinity', term);
+  }
+
+  private volume(volume: Json): this {
+    const list = (this.specObj['volumes'] ??= []) as Json[];
+    list.push({ name: `vol-${list.length}`, ...volume });
+    return this;
+  }
+
+  emptyDir(): this {
+    return this.volume({ emptyDir: {} });
+  }
+
+  hostPath(path = '/var/log'): this {
+    return this.volume({ hostPath: { path, type: 'Directory' } });
+  }
+
+  pvc(claim: string): this {
+    return this.volume({ persistentVolumeClaim: { claimName: claim } });
+  }
+
+  /** A mirror pod: the kubelet's annotation and a Node owner. */
+  mirror(): this {
+    const node = (this.specObj['nodeName'] as string | undefined) ?? 'node';
+    this.annotation('kubernetes.io/config.mirror', 'a1b2c3d4e5f6');
+    return this.owner('Node', node);
+  }
+}
+
+export function makePod(name: string, namespace = 'default'): PodBuilder {
+  return new PodBuilder(name, namespace);
+}
+
+// ---- PodDisruptionBudget, PriorityClass, Namespace -------------------------------------------------------------
+
+export class PdbBuilder extends Builder {
+  constructor(name: string, namespace: string) {
+    super({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name, namespace, uid: `uid-pdb-${namespace}-${name}`, creationTimestamp: CREATED },
+      spec: {},
+    });
+  }
+
+  /** A raw metav1.LabelSelector, or a label map as shorthand for { matchLabels }; null = nil selector. */
+  selector(selector: Json | Record<string, string> | null): this {
+    const isSelector = selector !== null && ('matchLabels' in selector || 'matchExpressions' in selector);
+    this.specObj['selector'] =
+      selector === null || isSelector || Object.keys(selector).length === 0
+        ? clone(selector)
+        : { matchLabels: { ...selector } };
+    return this;
+  }
+
+  minAvailable(value: number | string): this {
+    this.specObj['minAvailable'] = value;
+    return this;
+  }
+
+  maxUnavailable(value: number | string): this {
+    this.specObj['maxUnavailable'] = value;
+    return this;
+  }
+
+  /** A status as the disruption controller writes it. */
+  allowed(n: number): this {
+    this.o['status'] = {
+      observedGeneration: 1,
+      disruptionsAllowed: n,
+      currentHealthy: 0,
+      desiredHealthy: 0,
+      expectedPods: 0,
+    };
+    return this;
+  }
+}
+
+export function makePdb(name: string, namespace = 'default'): PdbBuilder {
+  return new PdbBuilder(name, namespace);
+}
+
+export function makePriorityClass(name: string, value: number, globalDefault?: boolean): Json {
+  const o: Json = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value };
+  if (globalDefault !== undefined) o['globalDefault'] = globalDefault;
+  return o;
+}
+
+export function makeNamespace(name: string, labels?: Record<string, string>): Json {
+  const metadata: Json = { name };
+  if (labels !== undefined) metadata['labels'] = { ...labels };
+  return { apiVersion: 'v1', kind: 'Namespace', metadata, status: { phase: 'Active' } };
+}
+
+export function makePolicy(name: string, spec: Json = {}): Json {
+  return {
+    apiVersion: 'rebalancer.dev/v1alpha1',
+    kind: 'RebalancePolicy',
+    metadata: { name, generation: 1 },
+    spec: clone(spec),
+  };
+}
+
+// ---- snapshot --------------------------------------------------------------------------------------------------
+
+type Buildable = Json | { obj(): Json };
+
+function toRaw(o: Buildable): Json {
+  return typeof (o as { obj?: unknown }).obj === 'function' ? (o as { obj(): Json }).obj() : o;
+}
+
+/** A kubectl-style List of the objects (raw or builders). */
+export function listOf(objects: readonly Buildable[]): Json {
+  return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objects.map(toRaw) };
+}
+
+/** Runs the real loader over the objects (one kubectl-style List); `now` defaults to NOW. */
+export function loadObjects(
+  objects: readonly Buildable[],
+  opts: { now?: number; warn?: (line: string) => void } = {},
+): LoadResult {
+  return snapshotFromObjects([listOf(objects)], { file: 'test-snapshot.yaml', now: opts.now ?? NOW, warn: opts.warn });
+}
+
+export function buildSnapshot(objects: readonly Buildable[], opts: { now?: number } = {}): ClusterSnapshot {
+  return loadObjects(objects, opts).snapshot;
+}
