@@ -5,8 +5,8 @@
 import { selectorFromLabels, selectorText } from '../model/labels.js';
 import type { Labels, PodInfo, SpreadConstraint, WhenUnsatisfiable } from '../model/types.js';
 import type { DefaultConstraint } from '../policy/types.js';
-import type { EligibilityCache} from './eligibility.js';
-import { eligibilityKey, type EligibilityInput } from './eligibility.js';
+import type { EligibilityCache } from './eligibility.js';
+import { eligibilityKey, tolerationsText, type EligibilityInput } from './eligibility.js';
 import type { PodIndex } from './podIndex.js';
 import type { NamespaceScope } from './scope.js';
 
@@ -97,6 +97,20 @@ interface GroupDraft extends EligibilityInput {
   readonly members: PodInfo[];
 }
 
+/**
+ * The key under which a pod stands for its controller's pod template: same namespace, same controller, same
+ * node affinity and tolerations. Undefined for bare pods.
+ */
+function templateKey(pod: PodInfo): string | undefined {
+  if (pod.owner === undefined) return undefined;
+  return [
+    pod.namespace,
+    pod.owner.uid || `${pod.owner.kind}/${pod.owner.name}`,
+    pod.requiredNodeAffinity.text,
+    tolerationsText(pod.tolerations),
+  ].join('\u0000');
+}
+
 /** Groups live in-scope pods by identical constraint (the pod's own, or the policy defaults). */
 export function collectGroups(
   pods: readonly PodInfo[],
@@ -104,26 +118,63 @@ export function collectGroups(
   inScope: NamespaceScope,
 ): GroupDraft[] {
   const drafts = new Map<string, GroupDraft>();
+  // A replacement is created from the controller's template, not from the evicted pod. A pod without constraints
+  // whose controller also owns otherwise-identical pods that carry constraints (a StatefulSet mid-rollout, or pods
+  // written by hand) is taken to be a replica of that template: it joins those pods' groups, so its replacement is
+  // scheduled under their constraints and it can be moved to rebalance them, as the descheduler moves every pod the
+  // selector matches. Pods whose node affinity or tolerations differ are not assumed to share the template.
+  const byTemplate = new Map<string, Set<GroupDraft>>();
+  const unconstrained: PodInfo[] = [];
   for (const pod of pods) {
     if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed' || !inScope(pod.namespace)) continue;
-    const constraints = effectiveConstraints(pod, defaults);
-    if (constraints.length === 0) continue;
-    const hardKeys = siblingKeysOf(constraints, 'DoNotSchedule');
-    const softKeys = siblingKeysOf(constraints, 'ScheduleAnyway');
-    for (const constraint of constraints) {
-      const input: EligibilityInput = {
-        constraint,
-        siblingKeys: constraint.whenUnsatisfiable === 'DoNotSchedule' ? hardKeys : softKeys,
-        nodeAffinity: pod.requiredNodeAffinity,
-        tolerations: pod.tolerations,
-      };
-      const id = groupId(pod.namespace, input);
-      const draft = drafts.get(id);
-      if (draft) draft.members.push(pod);
-      else drafts.set(id, { ...input, id, namespace: pod.namespace, members: [pod] });
+    if (pod.spreadConstraints.length === 0) {
+      unconstrained.push(pod);
+      continue;
     }
+    addPodToGroups(pod, pod.spreadConstraints, drafts, byTemplate);
+  }
+  for (const pod of unconstrained) {
+    const key = templateKey(pod);
+    const siblings = key === undefined ? undefined : byTemplate.get(key);
+    if (siblings !== undefined) {
+      for (const draft of siblings) draft.members.push(pod);
+      continue;
+    }
+    const constraints = effectiveConstraints(pod, defaults);
+    if (constraints.length > 0) addPodToGroups(pod, constraints, drafts, undefined);
   }
   return [...drafts.values()];
+}
+
+function addPodToGroups(
+  pod: PodInfo,
+  constraints: readonly SpreadConstraint[],
+  drafts: Map<string, GroupDraft>,
+  byTemplate: Map<string, Set<GroupDraft>> | undefined,
+): void {
+  const hardKeys = siblingKeysOf(constraints, 'DoNotSchedule');
+  const softKeys = siblingKeysOf(constraints, 'ScheduleAnyway');
+  const key = byTemplate === undefined ? undefined : templateKey(pod);
+  for (const constraint of constraints) {
+    const input: EligibilityInput = {
+      constraint,
+      siblingKeys: constraint.whenUnsatisfiable === 'DoNotSchedule' ? hardKeys : softKeys,
+      nodeAffinity: pod.requiredNodeAffinity,
+      tolerations: pod.tolerations,
+    };
+    const id = groupId(pod.namespace, input);
+    let draft = drafts.get(id);
+    if (draft) draft.members.push(pod);
+    else {
+      draft = { ...input, id, namespace: pod.namespace, members: [pod] };
+      drafts.set(id, draft);
+    }
+    if (key !== undefined) {
+      let set = byTemplate!.get(key);
+      if (!set) byTemplate!.set(key, (set = new Set()));
+      set.add(draft);
+    }
+  }
 }
 
 /** Domain counts and skew for one group. */
