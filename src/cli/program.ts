@@ -2,11 +2,21 @@
 // on stderr naming the file, object and field).
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../errors.js';
-import { registerRunCommand } from './run.js';
-import { registerOfflineCommands } from './offline.js';
 import { VERSION } from '../version.js';
+import { registerOfflineCommands } from './offline.js';
+import { registerRunCommand } from './run.js';
 
-export function buildProgram(io: { stdout: (s: string) => void; stderr: (s: string) => void }): Command {
+export interface Io {
+  readonly stdout: (s: string) => void;
+  readonly stderr: (s: string) => void;
+}
+
+const processIo: Io = {
+  stdout: (s) => void process.stdout.write(s),
+  stderr: (s) => void process.stderr.write(s),
+};
+
+export function buildProgram(io: Io): Command {
   const program = new Command();
   program
     .name('kube-rebalancer')
@@ -24,18 +34,15 @@ export function buildProgram(io: { stdout: (s: string) => void; stderr: (s: stri
   return program;
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
-  const io = {
-    stdout: (s: string) => void process.stdout.write(s),
-    stderr: (s: string) => void process.stderr.write(s),
-  };
+/** Runs the command line; resolves to the exit code. Never throws and never prints a stack trace. */
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Help and version exit 0; unknown flags, missing arguments and bad values are bad input.
+      // Help and version exit 0; unknown commands or flags, missing arguments and bad values are bad input.
       return err.exitCode === 0 ? 0 : 2;
     }
     if (err instanceof InputError) {
