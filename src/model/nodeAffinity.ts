@@ -2,7 +2,7 @@
 // spec.nodeSelector labels must all match AND, when required affinity is given, at least one term must match;
 // within a term, every expression and field requirement must match; a term with no requirements matches nothing;
 // Gt/Lt compare the label as an integer against the single value (an unparsable label does not match).
-import { labelValue } from './labels.js';
+import { labelValue, labelValueProblem } from './labels.js';
 import type { Labels, NodeInfo, NodeSelectorRequirement, NodeSelectorTerm, RequiredNodeAffinity } from './types.js';
 
 const INTEGER_RE = /^[+-]?\d+$/;
@@ -38,8 +38,26 @@ function matchesNodeRequirement(r: NodeSelectorRequirement, value: string | unde
   }
 }
 
+/**
+ * Whether the scheduler can parse the term's expressions. The API server does not validate node selector values,
+ * but the scheduler builds them with labels.NewRequirement, which rejects values that are not label values
+ * ("a b", "-1", "+5"); such a term is a parse error and matches no node (component-helpers nodeaffinity skips it).
+ * Memoised per term: terms are shared between the replicas that carry them.
+ */
+const parsable = new WeakMap<NodeSelectorTerm, boolean>();
+
+function isParsable(term: NodeSelectorTerm): boolean {
+  let ok = parsable.get(term);
+  if (ok === undefined) {
+    ok = term.matchExpressions.every((r) => r.values.every((v) => labelValueProblem(v) === undefined));
+    parsable.set(term, ok);
+  }
+  return ok;
+}
+
 export function matchesNodeSelectorTerm(term: NodeSelectorTerm, node: Pick<NodeInfo, 'name' | 'labels'>): boolean {
   if (term.matchExpressions.length === 0 && term.matchFields.length === 0) return false;
+  if (!isParsable(term)) return false;
   for (const r of term.matchExpressions) {
     if (!matchesNodeRequirement(r, labelValue(node.labels, r.key))) return false;
   }

@@ -229,7 +229,8 @@ describe('node affinity', () => {
     ['Gt equal is not greater', req('cpus', 'Gt', ['16']), false],
     ['Lt less', req('cpus', 'Lt', ['32']), true],
     ['Lt equal is not less', req('cpus', 'Lt', ['16']), false],
-    ['Gt with a signed value', req('cpus', 'Gt', ['-1']), true],
+    // labels.NewRequirement validates every value as a label value, so "-1" is a parse error and the term matches nothing.
+    ['Gt with a negative value (not a label value) does not match', req('cpus', 'Gt', ['-1']), false],
     ['Gt on a non-integer label does not match', req('gen', 'Gt', ['1']), false],
     ['Lt on a non-integer label does not match', req('gen', 'Lt', ['100']), false],
     ['Gt on a missing key does not match', req('rack', 'Gt', ['1']), false],
