@@ -1,0 +1,465 @@
+// The operator's view of the cluster: the compact objects the informers deliver, indexed the way the cycle and the
+// executor read them, and nothing else.
+//
+// - snapshot() builds the planner's ClusterSnapshot from the stores alone (no API call). PodDisruptionBudget
+//   allowances in it are what the Eviction API would check right now: status.disruptionsAllowed as last seen, minus
+//   the evictions this operator has sent that the cached status does not reflect yet (see PdbDebits), and 0 while the
+//   budget's status is missing or older than its spec (the API answers 429 then).
+// - Pods are indexed by workload (`namespace/Kind/name`), so ready counts and replacement checks cost O(replicas).
+// - waitUntil() lets the executor wait for a condition on a workload or a budget without polling: every change
+//   notifies the keys it touches, and only the waiters on those keys re-check.
+// - Pods without spec.priority get theirs from PriorityClasses, which may arrive after the pod; such pods are
+//   re-resolved when a snapshot is taken (the API server's admission normally sets spec.priority, so this is rare).
+import { matchesSelector } from '../model/labels.js';
+import { pdbKey } from '../model/pdb.js';
+import type { ClusterSnapshot, NamespaceInfo, NodeInfo, PdbInfo, PodInfo, PriorityClassInfo } from '../model/types.js';
+import { workloadKey } from '../planner/budget.js';
+import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
+import type { Policy } from '../policy/types.js';
+import {
+  convertNamespace,
+  convertNode,
+  convertPdb,
+  convertPod,
+  convertPriorityClass,
+  makePriorityResolver,
+  type PriorityResolver,
+} from '../snapshot/convert.js';
+import type { Clock } from './clock.js';
+import type { Cached, InformerHandlers } from './informers.js';
+
+export interface PodEntry {
+  readonly info: PodInfo;
+  /** spec.priority was set (else the priority was resolved from the class and may need re-resolving). */
+  readonly explicitPriority: boolean;
+}
+
+export interface PdbEntry {
+  readonly info: PdbInfo;
+  readonly generation: number;
+  /** status.observedGeneration; undefined while the budget has no status. */
+  readonly observedGeneration: number | undefined;
+  readonly resourceVersion: string;
+}
+
+/** The parts of a policy's status the operator carries over (totals survive restarts and leader changes). */
+export interface PolicyStatusSeen {
+  readonly totals: { readonly evicted: number; readonly failed: number } | undefined;
+  readonly conditions: readonly PolicyCondition[];
+  readonly lastRunTime: string | undefined;
+  readonly lastSuccessfulRunTime: string | undefined;
+  readonly lastPlan: LastPlanStatus | undefined;
+}
+
+export interface LastPlanStatus {
+  readonly evictions: number;
+  readonly skipped: number;
+  readonly violations: number;
+  readonly maxSkewObserved: number;
+}
+
+export interface PolicyCondition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}
+
+export interface PolicyEntry {
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly resourceVersion: string;
+  /** The parsed policy, or undefined when it is invalid (then `problems` says why). */
+  readonly policy: Policy | undefined;
+  readonly problems: readonly PolicyProblem[];
+  readonly status: PolicyStatusSeen;
+}
+
+export type PolicyListener = (event: 'upsert' | 'delete', entry: PolicyEntry) => void;
+
+type Obj = Record<string, unknown>;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : value instanceof Date ? value.toISOString() : '';
+}
+
+const workloadWaitKey = (key: string): string => `wl:${key}`;
+const pdbWaitKey = (key: string): string => `pdb:${key}`;
+
+export { workloadWaitKey, pdbWaitKey };
+
+interface Waiter {
+  readonly check: () => boolean;
+  readonly done: (ok: boolean) => void;
+}
+
+export class ClusterCache {
+  private readonly nodes = new Map<string, NodeInfo>();
+  private readonly pods = new Map<string, PodEntry>();
+  private readonly podsByWorkload = new Map<string, Map<string, PodInfo>>();
+  private readonly pdbs = new Map<string, PdbEntry>();
+  private readonly pdbsByNamespace = new Map<string, Map<string, PdbEntry>>();
+  private readonly priorityClasses = new Map<string, PriorityClassInfo>();
+  private readonly namespaces = new Map<string, NamespaceInfo>();
+  private readonly policies = new Map<string, PolicyEntry>();
+  private readonly policyListeners: PolicyListener[] = [];
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private resolver: PriorityResolver = makePriorityResolver([]);
+  private version = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  // ---- conversion (called by the informers on arrival) -------------------------------------------------------
+
+  readonly convertPod = (raw: unknown): PodEntry => {
+    const spec = isObj(raw) ? raw['spec'] : undefined;
+    const explicitPriority = isObj(spec) && typeof spec['priority'] === 'number';
+    return { info: convertPod(raw, this.resolver), explicitPriority };
+  };
+
+  readonly convertPdb = (raw: unknown): PdbEntry => {
+    const info = convertPdb(raw);
+    const o = raw as { metadata?: Obj; status?: Obj };
+    return {
+      info,
+      generation: num(o.metadata?.['generation']) ?? 0,
+      observedGeneration: isObj(o.status) ? (num(o.status['observedGeneration']) ?? 0) : undefined,
+      resourceVersion: str(o.metadata?.['resourceVersion']),
+    };
+  };
+
+  readonly convertPolicy = (raw: unknown): PolicyEntry => {
+    const { policy, problems } = checkPolicy(raw);
+    const o = isObj(raw) ? raw : {};
+    const meta = isObj(o['metadata']) ? o['metadata'] : {};
+    const status = isObj(o['status']) ? o['status'] : {};
+    const totals = isObj(status['totals']) ? status['totals'] : undefined;
+    const lastPlan = isObj(status['lastPlan']) ? status['lastPlan'] : undefined;
+    const time = (value: unknown): string | undefined => (str(value) === '' ? undefined : str(value));
+    const conditions = Array.isArray(status['conditions']) ? status['conditions'] : [];
+    return {
+      name: str(meta['name']),
+      uid: str(meta['uid']),
+      generation: num(meta['generation']) ?? 0,
+      resourceVersion: str(meta['resourceVersion']),
+      policy,
+      problems,
+      status: {
+        totals:
+          totals === undefined
+            ? undefined
+            : { evicted: num(totals['evicted']) ?? 0, failed: num(totals['failed']) ?? 0 },
+        conditions: conditions.filter(isObj).map((c) => ({
+          type: str(c['type']),
+          status: c['status'] === 'True' || c['status'] === 'False' ? c['status'] : 'Unknown',
+          reason: str(c['reason']),
+          message: str(c['message']),
+          lastTransitionTime: str(c['lastTransitionTime']),
+        })),
+        lastRunTime: time(status['lastRunTime']),
+        lastSuccessfulRunTime: time(status['lastSuccessfulRunTime']),
+        lastPlan:
+          lastPlan === undefined
+            ? undefined
+            : {
+                evictions: num(lastPlan['evictions']) ?? 0,
+                skipped: num(lastPlan['skipped']) ?? 0,
+                violations: num(lastPlan['violations']) ?? 0,
+                maxSkewObserved: num(lastPlan['maxSkewObserved']) ?? 0,
+              },
+      },
+    };
+  };
+
+  // ---- informer handlers -------------------------------------------------------------------------------------
+
+  readonly nodeHandlers: InformerHandlers<NodeInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.nodes.set(v.name, v)),
+    remove: (e) => this.change(() => this.nodes.delete(e.metadata.name)),
+  };
+
+  readonly podHandlers: InformerHandlers<PodEntry> = {
+    upsert: (e) => {
+      if (e.value !== undefined) this.putPod(e.value);
+      else this.removePod(this.objectKey(e));
+    },
+    remove: (e) => this.removePod(this.objectKey(e)),
+  };
+
+  readonly pdbHandlers: InformerHandlers<PdbEntry> = {
+    upsert: (e) => {
+      if (e.value !== undefined) this.putPdb(e.value);
+      else this.removePdb(this.objectKey(e));
+    },
+    remove: (e) => this.removePdb(this.objectKey(e)),
+  };
+
+  readonly priorityClassHandlers: InformerHandlers<PriorityClassInfo> = {
+    upsert: (e) =>
+      this.apply(e, (v) => {
+        this.priorityClasses.set(v.name, v);
+        this.resolver = makePriorityResolver([...this.priorityClasses.values()]);
+      }),
+    remove: (e) =>
+      this.change(() => {
+        this.priorityClasses.delete(e.metadata.name);
+        this.resolver = makePriorityResolver([...this.priorityClasses.values()]);
+      }),
+  };
+
+  readonly namespaceHandlers: InformerHandlers<NamespaceInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.namespaces.set(v.name, v)),
+    remove: (e) => this.change(() => this.namespaces.delete(e.metadata.name)),
+  };
+
+  readonly policyHandlers: InformerHandlers<PolicyEntry> = {
+    upsert: (e) => {
+      if (e.value === undefined) return;
+      const entry = e.value.name === '' ? { ...e.value, name: e.metadata.name } : e.value;
+      this.policies.set(entry.name, entry);
+      for (const listener of this.policyListeners) listener('upsert', entry);
+    },
+    remove: (e) => {
+      const entry = this.policies.get(e.metadata.name);
+      if (entry === undefined) return;
+      this.policies.delete(e.metadata.name);
+      for (const listener of this.policyListeners) listener('delete', entry);
+    },
+  };
+
+  private objectKey(e: Cached<unknown>): string {
+    return `${e.metadata.namespace ?? 'default'}/${e.metadata.name}`;
+  }
+
+  private apply<T>(e: Cached<T>, put: (value: T) => void): void {
+    const value = e.value;
+    if (value === undefined) return;
+    this.change(() => put(value));
+  }
+
+  private change(fn: () => void): void {
+    fn();
+    this.version++;
+  }
+
+  private putPod(entry: PodEntry): void {
+    const info = entry.info;
+    const key = `${info.namespace}/${info.name}`;
+    const previous = this.pods.get(key);
+    if (previous !== undefined && workloadKey(previous.info) !== workloadKey(info)) this.removePod(key);
+    this.pods.set(key, entry);
+    const wk = workloadKey(info);
+    let members = this.podsByWorkload.get(wk);
+    if (members === undefined) this.podsByWorkload.set(wk, (members = new Map<string, PodInfo>()));
+    members.set(key, info);
+    this.version++;
+    this.notify(workloadWaitKey(wk));
+  }
+
+  private removePod(key: string): void {
+    const entry = this.pods.get(key);
+    if (entry === undefined) return;
+    this.pods.delete(key);
+    const wk = workloadKey(entry.info);
+    const members = this.podsByWorkload.get(wk);
+    members?.delete(key);
+    if (members?.size === 0) this.podsByWorkload.delete(wk);
+    this.version++;
+    this.notify(workloadWaitKey(wk));
+  }
+
+  private putPdb(entry: PdbEntry): void {
+    const key = pdbKey(entry.info);
+    this.pdbs.set(key, entry);
+    let inNs = this.pdbsByNamespace.get(entry.info.namespace);
+    if (inNs === undefined) this.pdbsByNamespace.set(entry.info.namespace, (inNs = new Map<string, PdbEntry>()));
+    inNs.set(key, entry);
+    this.version++;
+    this.notify(pdbWaitKey(key));
+  }
+
+  private removePdb(key: string): void {
+    const entry = this.pdbs.get(key);
+    if (entry === undefined) return;
+    this.pdbs.delete(key);
+    const inNs = this.pdbsByNamespace.get(entry.info.namespace);
+    inNs?.delete(key);
+    if (inNs?.size === 0) this.pdbsByNamespace.delete(entry.info.namespace);
+    this.version++;
+    this.notify(pdbWaitKey(key));
+  }
+
+  // ---- reads -------------------------------------------------------------------------------------------------
+
+  /** Increases with every change; a cheap "did anything change" check. */
+  get changes(): number {
+    return this.version;
+  }
+
+  onPolicy(listener: PolicyListener): void {
+    this.policyListeners.push(listener);
+  }
+
+  policy(name: string): PolicyEntry | undefined {
+    return this.policies.get(name);
+  }
+
+  policyList(): PolicyEntry[] {
+    return [...this.policies.values()];
+  }
+
+  pod(namespace: string, name: string): PodInfo | undefined {
+    return this.pods.get(`${namespace}/${name}`)?.info;
+  }
+
+  node(name: string): NodeInfo | undefined {
+    return this.nodes.get(name);
+  }
+
+  /** The pods of a workload (`namespace/Kind/name`), terminating ones included. */
+  workloadPods(key: string): readonly PodInfo[] {
+    const members = this.podsByWorkload.get(key);
+    return members === undefined ? [] : [...members.values()];
+  }
+
+  /** Pods of the workload that are Ready and not terminating. */
+  readyCount(key: string): number {
+    let n = 0;
+    for (const pod of this.podsByWorkload.get(key)?.values() ?? []) if (pod.ready && !pod.terminating) n++;
+    return n;
+  }
+
+  /** The budgets covering a pod, as cached. */
+  pdbsFor(pod: Pick<PodInfo, 'namespace' | 'labels'>): PdbEntry[] {
+    const out: PdbEntry[] = [];
+    for (const entry of this.pdbsByNamespace.get(pod.namespace)?.values() ?? []) {
+      if (matchesSelector(entry.info.selector, pod.labels)) out.push(entry);
+    }
+    return out;
+  }
+
+  pdb(key: string): PdbEntry | undefined {
+    return this.pdbs.get(key);
+  }
+
+  counts(): {
+    nodes: number;
+    pods: number;
+    pdbs: number;
+    priorityClasses: number;
+    namespaces: number;
+    policies: number;
+  } {
+    return {
+      nodes: this.nodes.size,
+      pods: this.pods.size,
+      pdbs: this.pdbs.size,
+      priorityClasses: this.priorityClasses.size,
+      namespaces: this.namespaces.size,
+      policies: this.policies.size,
+    };
+  }
+
+  /**
+   * The allowance the Eviction API would grant for this budget now, as far as the cache knows: 0 while the status
+   * is missing or stale (observedGeneration < generation), else disruptionsAllowed minus `debit` (evictions sent
+   * that the cached status does not reflect yet).
+   */
+  static allowance(entry: PdbEntry, debit: number): number {
+    if (entry.observedGeneration === undefined || entry.observedGeneration < entry.generation) return 0;
+    return Math.max(0, (entry.info.statusAllowed ?? 0) - debit);
+  }
+
+  /** The planner's input, from the stores alone. `debit(pdbKey)` subtracts evictions in flight. */
+  snapshot(debit: (pdbKey: string, entry: PdbEntry) => number = () => 0): ClusterSnapshot {
+    const pods: PodInfo[] = [];
+    for (const entry of this.pods.values()) {
+      const info = entry.info;
+      if (entry.explicitPriority) {
+        pods.push(info);
+        continue;
+      }
+      const priority = this.resolver(info.priorityClassName);
+      pods.push(priority === info.priority ? info : { ...info, priority });
+    }
+    const pdbs: PdbInfo[] = [];
+    for (const [key, entry] of this.pdbs) {
+      const allowed = ClusterCache.allowance(entry, debit(key, entry));
+      pdbs.push(allowed === entry.info.statusAllowed ? entry.info : { ...entry.info, statusAllowed: allowed });
+    }
+    return {
+      nodes: [...this.nodes.values()],
+      pods,
+      pdbs,
+      priorityClasses: [...this.priorityClasses.values()],
+      namespaces: [...this.namespaces.values()],
+      now: this.clock.now(),
+    };
+  }
+
+  // ---- waiting -----------------------------------------------------------------------------------------------
+
+  /**
+   * Resolves true as soon as `check()` holds (re-checked whenever one of `keys` changes), false on timeout or
+   * abort. `check` must be cheap: it runs on every change of its keys.
+   */
+  waitUntil(keys: readonly string[], check: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (check()) return Promise.resolve(true);
+    if (signal?.aborted === true || timeoutMs <= 0) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const timer = new AbortController();
+      let settled = false;
+      const waiter: Waiter = {
+        check,
+        done: (ok) => {
+          if (settled) return;
+          settled = true;
+          for (const key of keys) this.unregister(key, waiter);
+          timer.abort();
+          signal?.removeEventListener('abort', onAbort);
+          resolve(ok);
+        },
+      };
+      const onAbort = (): void => waiter.done(false);
+      for (const key of keys) this.register(key, waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.clock.sleep(timeoutMs, timer.signal).then(() => waiter.done(check()));
+    });
+  }
+
+  private register(key: string, waiter: Waiter): void {
+    let set = this.waiters.get(key);
+    if (set === undefined) this.waiters.set(key, (set = new Set()));
+    set.add(waiter);
+  }
+
+  private unregister(key: string, waiter: Waiter): void {
+    const set = this.waiters.get(key);
+    set?.delete(waiter);
+    if (set?.size === 0) this.waiters.delete(key);
+  }
+
+  /** Re-checks the waiters of `key`. Public so the executor can wake waiters when its own bookkeeping changes. */
+  notify(key: string): void {
+    const set = this.waiters.get(key);
+    if (set === undefined) return;
+    for (const waiter of [...set]) if (waiter.check()) waiter.done(true);
+  }
+}
+
+export const converters = {
+  node: convertNode,
+  priorityClass: convertPriorityClass,
+  namespace: convertNamespace,
+};

@@ -1,0 +1,214 @@
+// Leader election on a coordination.k8s.io/v1 Lease, the protocol of client-go's leaderelection package:
+//
+// - Every `retryPeriod` a replica reads the Lease. It takes it when the Lease does not exist (create), when the
+//   holder is empty (released), when it holds it already (renew), or when the holder has not renewed for the Lease's
+//   own leaseDurationSeconds. Expiry is judged by *local* time since this replica last saw the record change
+//   (client-go's observedTime), never by comparing renewTime with the local clock, so clock skew cannot steal a
+//   Lease. Writes carry the resourceVersion read, so two candidates cannot both win (one gets 409).
+// - A leader that has not renewed successfully for `renewDeadline` (< leaseDuration) stops leading on its own,
+//   before any other replica may take over. isLeader() applies that deadline at the instant it is called, so the
+//   executor's check immediately before every eviction is exact even if the renew loop is stuck.
+// - release() (graceful shutdown) writes an empty holder, a 1-second duration and a fresh renewTime, so another
+//   replica takes over at its next retry instead of waiting for expiry.
+import type { Logger } from 'pino';
+import { V1MicroTime } from '@kubernetes/client-node';
+import type { CoordinationV1Api, V1Lease } from '@kubernetes/client-node';
+import type { Clock } from './clock.js';
+
+export interface LeaderElectionOptions {
+  readonly api: Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+  readonly namespace: string;
+  readonly name: string;
+  readonly identity: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** How long a Lease stays valid without renewal (default 15 s). */
+  readonly leaseDurationMs?: number;
+  /** The leader gives up when it could not renew for this long (default 10 s). */
+  readonly renewDeadlineMs?: number;
+  /** Interval between attempts (default 2 s). */
+  readonly retryPeriodMs?: number;
+  readonly onStartedLeading?: () => void;
+  readonly onStoppedLeading?: () => void;
+}
+
+export interface LeaderElector {
+  /** True while this replica holds the Lease and renewed it within the renew deadline. */
+  isLeader(): boolean;
+  start(): void;
+  /** Stops campaigning; with `release`, hands the Lease over if held. */
+  stop(release: boolean): Promise<void>;
+}
+
+interface Observed {
+  readonly holder: string;
+  readonly renewTime: string;
+  readonly resourceVersion: string;
+  /** Local time when this record was first seen. */
+  readonly seenAt: number;
+}
+
+function timeText(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  return typeof value === 'string' ? value : '';
+}
+
+function httpCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** Always leader: for a single replica run without --leader-elect. */
+export function alwaysLeader(): LeaderElector {
+  return { isLeader: () => true, start: () => undefined, stop: () => Promise.resolve() };
+}
+
+export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector {
+  const leaseDurationMs = opts.leaseDurationMs ?? 15_000;
+  const renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
+  const retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+  if (!(renewDeadlineMs < leaseDurationMs)) throw new RangeError('renewDeadline must be shorter than leaseDuration');
+  const { api, namespace, name, identity, clock } = opts;
+  const log = opts.logger.child({ component: 'leader-election', lease: `${namespace}/${name}` });
+  const stopping = new AbortController();
+  let leading = false;
+  let lastRenew = 0;
+  let observed: Observed | undefined;
+  let current: V1Lease | undefined;
+  let loop: Promise<void> | undefined;
+
+  function isLeader(): boolean {
+    if (leading && clock.now() - lastRenew >= renewDeadlineMs) setLeading(false, 'renew deadline passed');
+    return leading;
+  }
+
+  function setLeading(value: boolean, why: string): void {
+    if (leading === value) return;
+    leading = value;
+    if (value) {
+      log.info({ identity }, `became leader (${why})`);
+      opts.onStartedLeading?.();
+    } else {
+      log.warn({ identity }, `stopped leading (${why})`);
+      opts.onStoppedLeading?.();
+    }
+  }
+
+  function observe(lease: V1Lease): void {
+    const holder = lease.spec?.holderIdentity ?? '';
+    const renewTime = timeText(lease.spec?.renewTime);
+    const resourceVersion = lease.metadata?.resourceVersion ?? '';
+    if (observed?.holder !== holder || observed.renewTime !== renewTime) {
+      observed = { holder, renewTime, resourceVersion, seenAt: clock.now() };
+    } else {
+      observed = { ...observed, resourceVersion };
+    }
+    current = lease;
+  }
+
+  function desired(lease: V1Lease | undefined, now: number): V1Lease {
+    const previousHolder = lease?.spec?.holderIdentity ?? '';
+    const transitions = lease?.spec?.leaseTransitions ?? 0;
+    const takeover = previousHolder !== identity;
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name,
+        namespace,
+        ...(lease?.metadata?.resourceVersion !== undefined ? { resourceVersion: lease.metadata.resourceVersion } : {}),
+      },
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds: Math.max(1, Math.ceil(leaseDurationMs / 1000)),
+        acquireTime: takeover || lease?.spec?.acquireTime === undefined ? new V1MicroTime(now) : lease.spec.acquireTime,
+        renewTime: new V1MicroTime(now),
+        leaseTransitions: takeover && lease !== undefined && previousHolder !== '' ? transitions + 1 : transitions,
+      },
+    };
+  }
+
+  /** One attempt; true when this replica holds the Lease afterwards. */
+  async function tryAcquireOrRenew(): Promise<boolean> {
+    const now = clock.now();
+    let lease: V1Lease | undefined;
+    try {
+      lease = await api.readNamespacedLease({ namespace, name });
+    } catch (err) {
+      if (httpCode(err) !== 404) throw err;
+    }
+    if (lease === undefined) {
+      const created = await api.createNamespacedLease({ namespace, body: desired(undefined, now) });
+      observe(created);
+      return true;
+    }
+    observe(lease);
+    const holder = observed!.holder;
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? Math.ceil(leaseDurationMs / 1000)) * 1000;
+    const expired = clock.now() >= observed!.seenAt + durationMs;
+    if (holder !== '' && holder !== identity && !expired) return false;
+    const updated = await api.replaceNamespacedLease({ namespace, name, body: desired(lease, now) });
+    observe(updated);
+    return true;
+  }
+
+  async function campaign(): Promise<void> {
+    while (!stopping.signal.aborted) {
+      const started = clock.now();
+      try {
+        if (await tryAcquireOrRenew()) {
+          if (stopping.signal.aborted) break;
+          lastRenew = started;
+          setLeading(true, 'lease acquired');
+        } else {
+          setLeading(false, `lease held by ${observed?.holder ?? 'another replica'}`);
+        }
+      } catch (err) {
+        const code = httpCode(err);
+        // 409: another replica wrote first; it is the leader for now.
+        if (code !== 409)
+          log.warn({ err: err instanceof Error ? err.message.split('\n')[0] : String(err) }, 'lease update failed');
+        isLeader();
+      }
+      await clock.sleep(retryPeriodMs, stopping.signal);
+    }
+  }
+
+  return {
+    isLeader,
+    start() {
+      if (loop !== undefined) return;
+      loop = campaign();
+    },
+    async stop(release) {
+      stopping.abort();
+      await loop;
+      const wasLeading = leading;
+      setLeading(false, 'shutting down');
+      if (!release || !wasLeading || current === undefined) return;
+      const now = clock.now();
+      try {
+        await api.replaceNamespacedLease({
+          namespace,
+          name,
+          body: {
+            ...current,
+            spec: {
+              ...current.spec,
+              holderIdentity: '',
+              leaseDurationSeconds: 1,
+              renewTime: new V1MicroTime(now),
+              acquireTime: new V1MicroTime(now),
+            },
+          },
+        });
+        log.info('lease released');
+      } catch (err) {
+        log.warn(
+          { err: err instanceof Error ? err.message.split('\n')[0] : String(err) },
+          'could not release the lease',
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,310 @@
+// createOperator(deps): the operator assembled from its parts, with every dependency passed in (credentials,
+// logger, metrics registry, clock, cron, timings). It opens no listening socket and reads no environment variable;
+// run.ts does both. Tests build it against the test API server with short timings.
+//
+//   informers (supervised ListWatch, objects converted on arrival) ──► ClusterCache ──► snapshot (no API call)
+//   RebalancePolicy informer ──► PolicyScheduler (cron per policy, overlap guard) ──► PolicyController.runCycle
+//   runCycle ──► PolicyRun (plan → evict → pace → re-plan) ──► status, Events, metrics
+//   LeaderElector (Lease) gates ticks, status writes and every eviction call
+//   one RateLimiter shared by every request (typed clients and watches)
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { createMetrics, type RebalancerMetrics } from '../metrics/metrics.js';
+import type { NamespaceInfo, NodeInfo, PriorityClassInfo } from '../model/types.js';
+import { convertNamespace, convertNode, convertPriorityClass } from '../snapshot/convert.js';
+import type { BackoffOptions } from './backoff.js';
+import { systemClock, type Clock } from './clock.js';
+import { ClusterCache, type PdbEntry, type PodEntry, type PolicyEntry } from './clusterCache.js';
+import { PolicyController } from './cycle.js';
+import { createEventRecorder, type EventRecorder } from './events.js';
+import { createApiEvictor, DEFAULT_RETRY, PdbLedger, type Evictor, type RetryOptions } from './executor.js';
+import { createHttpHandler, type RequestHandler } from './httpServer.js';
+import { SupervisedInformer, type InformerSpec, type RawList } from './informers.js';
+import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
+import { alwaysLeader, createLeaderElector, type LeaderElector } from './leaderElection.js';
+import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
+import { createRateLimiter, type RateLimiter } from './rateLimiter.js';
+import { POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, writePolicyStatus } from './status.js';
+
+export const COMPONENT = 'kube-rebalancer';
+
+export interface LeaderElectionTimings {
+  readonly leaseName?: string;
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+}
+
+export interface OperatorDeps {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  /** This replica's name (Lease holder, Event reportingInstance). */
+  readonly identity: string;
+  /** The operator's namespace (its Lease). */
+  readonly namespace: string;
+  readonly leaderElect: boolean;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
+  readonly clock?: Clock;
+  readonly cron?: CronFactory;
+  readonly leaderElection?: LeaderElectionTimings;
+  readonly informerBackoff?: BackoffOptions;
+  /** Server-side timeout asked for each watch (default 300 s). */
+  readonly watchTimeoutSeconds?: number;
+  readonly evictionRetry?: RetryOptions;
+  /** Least time between re-plans of one run (default 1000 ms). */
+  readonly minReplanIntervalMs?: number;
+  readonly eventAggregationWindowMs?: number;
+  /** Replaces the Eviction API caller (tests wrap it to observe calls). */
+  readonly wrapEvictor?: (evictor: Evictor) => Evictor;
+  readonly onThrottle?: ThrottleListener;
+  readonly userAgent?: string;
+}
+
+export interface Operator {
+  readonly cache: ClusterCache;
+  readonly metrics: RebalancerMetrics;
+  readonly limiter: RateLimiter;
+  /** /healthz, /readyz, /metrics. */
+  readonly httpHandler: RequestHandler;
+  /** Starts the informers and the leader election. */
+  start(): void;
+  /** Resolves when every cache has synced. */
+  waitForSync(): Promise<void>;
+  ready(): boolean;
+  isLeader(): boolean;
+  /** Runs a cycle of the policy now, as a cron tick would (same leader and overlap rules). */
+  tick(policy: string): Promise<void>;
+  /** The schedule a policy currently runs on. */
+  scheduleOf(policy: string): string | undefined;
+  /**
+   * Stops: no new cycle or eviction starts, the eviction in flight completes, running cycles end and write their
+   * status, Events in flight are flushed, the Lease is released (unless `releaseLease: false`, which simulates a
+   * crash for tests), informers stop.
+   */
+  shutdown(opts?: { releaseLease?: boolean; graceMs?: number }): Promise<void>;
+}
+
+function policyInformerSpec(clients: KubeClients, convert: (raw: unknown) => PolicyEntry): InformerSpec<PolicyEntry> {
+  return {
+    resource: POLICY_PLURAL,
+    path: `/apis/${POLICY_GROUP}/${POLICY_VERSION}/${POLICY_PLURAL}`,
+    list: async () =>
+      (await clients.custom.listClusterCustomObject({
+        group: POLICY_GROUP,
+        version: POLICY_VERSION,
+        plural: POLICY_PLURAL,
+      })) as RawList,
+    convert,
+  };
+}
+
+export function createOperator(deps: OperatorDeps): Operator {
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger;
+  const limiter = createRateLimiter({ qps: deps.kubeApiQps, burst: deps.kubeApiBurst, clock });
+  const clients = createKubeClients(deps.kubeConfig, {
+    limiter,
+    clock,
+    userAgent: deps.userAgent ?? `${COMPONENT} (${deps.identity})`,
+    onThrottle:
+      deps.onThrottle ??
+      ((info) => logger.warn({ url: info.url, retryAfterMs: info.retryAfterMs }, 'API server throttled a request')),
+    watchTimeoutSeconds: deps.watchTimeoutSeconds ?? 300,
+  });
+  const metrics = createMetrics(deps.registry);
+  const cache = new ClusterCache(clock);
+  const stopping = new AbortController();
+  let shuttingDown = false;
+
+  const events: EventRecorder = createEventRecorder({
+    api: clients.core,
+    clock,
+    logger,
+    component: COMPONENT,
+    instance: deps.identity,
+    ...(deps.eventAggregationWindowMs !== undefined ? { aggregationWindowMs: deps.eventAggregationWindowMs } : {}),
+  });
+
+  const elector: LeaderElector = deps.leaderElect
+    ? createLeaderElector({
+        api: clients.coordination,
+        namespace: deps.namespace,
+        name: deps.leaderElection?.leaseName ?? COMPONENT,
+        identity: deps.identity,
+        clock,
+        logger,
+        ...(deps.leaderElection?.leaseDurationMs !== undefined
+          ? { leaseDurationMs: deps.leaderElection.leaseDurationMs }
+          : {}),
+        ...(deps.leaderElection?.renewDeadlineMs !== undefined
+          ? { renewDeadlineMs: deps.leaderElection.renewDeadlineMs }
+          : {}),
+        ...(deps.leaderElection?.retryPeriodMs !== undefined
+          ? { retryPeriodMs: deps.leaderElection.retryPeriodMs }
+          : {}),
+        onStartedLeading: () => {
+          metrics.setLeader(true);
+          void controller.syncAll();
+        },
+        onStoppedLeading: () => {
+          metrics.setLeader(false);
+          controller.abortRuns();
+        },
+      })
+    : alwaysLeader();
+  if (!deps.leaderElect) metrics.setLeader(true);
+  const isLeader = (): boolean => !shuttingDown && elector.isLeader();
+
+  const baseEvictor = createApiEvictor(clients.core);
+  const controller = new PolicyController({
+    cache,
+    clock,
+    logger,
+    metrics,
+    events,
+    isLeader,
+    stopSignal: stopping.signal,
+    writeStatus: (name, status) => writePolicyStatus(clients.custom, name, status),
+    run: {
+      cache,
+      evictor: deps.wrapEvictor ? deps.wrapEvictor(baseEvictor) : baseEvictor,
+      clock,
+      metrics,
+      events,
+      ledger: new PdbLedger(),
+      isLeader,
+      retry: deps.evictionRetry ?? DEFAULT_RETRY,
+      minReplanIntervalMs: deps.minReplanIntervalMs ?? 1000,
+    },
+  });
+
+  const scheduler = new PolicyScheduler({
+    cron: deps.cron ?? nodeCronFactory(logger),
+    logger,
+    metrics,
+    isLeader,
+    runCycle: (name) => controller.runCycle(name),
+    specChanged: (entry, previous) => controller.specChanged(entry, previous),
+    removed: (name) => controller.removed(name),
+  });
+  cache.onPolicy(scheduler.onPolicy);
+
+  const informerDeps = {
+    clock,
+    logger,
+    newWatch: () => clients.newWatch(),
+    ...(deps.informerBackoff !== undefined ? { backoff: deps.informerBackoff } : {}),
+  };
+  const informers = [
+    new SupervisedInformer<PriorityClassInfo>(
+      {
+        resource: 'priorityclasses',
+        path: '/apis/scheduling.k8s.io/v1/priorityclasses',
+        list: () => clients.scheduling.listPriorityClass(),
+        convert: convertPriorityClass,
+      },
+      cache.priorityClassHandlers,
+      informerDeps,
+    ),
+    new SupervisedInformer<NamespaceInfo>(
+      {
+        resource: 'namespaces',
+        path: '/api/v1/namespaces',
+        list: () => clients.core.listNamespace(),
+        convert: convertNamespace,
+      },
+      cache.namespaceHandlers,
+      informerDeps,
+    ),
+    new SupervisedInformer<NodeInfo>(
+      { resource: 'nodes', path: '/api/v1/nodes', list: () => clients.core.listNode(), convert: convertNode },
+      cache.nodeHandlers,
+      informerDeps,
+    ),
+    new SupervisedInformer<PodEntry>(
+      {
+        resource: 'pods',
+        path: '/api/v1/pods',
+        list: () => clients.core.listPodForAllNamespaces(),
+        convert: cache.convertPod,
+      },
+      cache.podHandlers,
+      informerDeps,
+    ),
+    new SupervisedInformer<PdbEntry>(
+      {
+        resource: 'poddisruptionbudgets',
+        path: '/apis/policy/v1/poddisruptionbudgets',
+        list: () => clients.policy.listPodDisruptionBudgetForAllNamespaces(),
+        convert: cache.convertPdb,
+      },
+      cache.pdbHandlers,
+      informerDeps,
+    ),
+    new SupervisedInformer<PolicyEntry>(
+      policyInformerSpec(clients, cache.convertPolicy),
+      cache.policyHandlers,
+      informerDeps,
+    ),
+  ];
+  const synced = (): boolean => informers.every((i) => i.synced());
+
+  const httpHandler = createHttpHandler({
+    registry: deps.registry,
+    health: () => ({ ok: true, detail: `leader: ${isLeader()}` }),
+    readiness: () => ({
+      ok: synced() && !shuttingDown,
+      detail: [
+        ...informers.map((i) => `${i.resource}: ${i.synced() ? 'synced' : 'syncing'} (restarts ${i.restarts()})`),
+        ...(shuttingDown ? ['shutting down'] : []),
+      ].join('\n'),
+    }),
+  });
+
+  let started = false;
+  let stopped: Promise<void> | undefined;
+
+  return {
+    cache,
+    metrics,
+    limiter,
+    httpHandler,
+    start() {
+      if (started) return;
+      started = true;
+      logger.info(
+        { identity: deps.identity, leaderElect: deps.leaderElect, qps: deps.kubeApiQps, burst: deps.kubeApiBurst },
+        'starting',
+      );
+      for (const informer of informers) informer.start();
+      elector.start();
+    },
+    async waitForSync() {
+      await Promise.all(informers.map((i) => i.waitForSync()));
+    },
+    ready: () => synced() && !shuttingDown,
+    isLeader,
+    tick: (name) => scheduler.tick(name),
+    scheduleOf: (name) => scheduler.scheduleOf(name),
+    shutdown(opts = {}) {
+      stopped ??= (async () => {
+        const release = opts.releaseLease ?? true;
+        logger.info({ releaseLease: release }, 'shutting down');
+        stopping.abort();
+        // Cycles see the abort: the eviction in flight completes, no other starts; their status is written while
+        // this replica still holds the Lease.
+        await scheduler.stop();
+        shuttingDown = true;
+        if (release) await events.flush(opts.graceMs ?? 5_000);
+        await elector.stop(release);
+        metrics.setLeader(false);
+        for (const informer of informers) informer.stop();
+        logger.info('stopped');
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,119 @@
+// The entry point of `kube-rebalancer run`: the only place that reads the environment (POD_NAME,
+// KUBERNETES_SERVICE_HOST, the hostname), opens the HTTP listener and handles signals. Everything else is
+// createOperator(deps).
+//
+// SIGTERM/SIGINT: readiness fails, no new cycle or eviction starts, the eviction in flight completes, the Lease is
+// released so another replica takes over at once, and the promise resolves to exit code 0.
+// Exit codes: 0 after a signal; 1 runtime failure (cannot listen, in-cluster credentials missing); 2 bad input
+// (invalid flag value, unreadable --kubeconfig).
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import { pino, type Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { ListenAddressError, parseListenAddress } from './httpServer.js';
+import { KubeConfigError, loadKubeConfig } from './kubeClient.js';
+import { createOperator } from './operator.js';
+
+export interface RunOperatorOptions {
+  readonly kubeconfig?: string;
+  readonly metricsAddr: string;
+  readonly leaderElect: boolean;
+  readonly namespace: string;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
+  readonly logLevel?: string;
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** POD_NAME (the downward API) or hostname plus a random suffix, so two local runs never share an identity. */
+export function leaderIdentity(env: NodeJS.ProcessEnv): string {
+  const pod = env['POD_NAME'];
+  if (pod !== undefined && pod !== '') return pod;
+  return `${hostname()}-${randomBytes(4).toString('hex')}`;
+}
+
+function listen(server: Server, host: string | undefined, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function badInput(logger: Logger, message: string): number {
+  logger.error(message);
+  return 2;
+}
+
+export async function runOperator(opts: RunOperatorOptions): Promise<number> {
+  const level = opts.logLevel ?? 'info';
+  const logger = pino({ level: LOG_LEVELS.includes(level) ? level : 'info', base: { component: 'kube-rebalancer' } });
+  if (!LOG_LEVELS.includes(level))
+    return badInput(logger, `invalid --log-level ${JSON.stringify(level)} (${LOG_LEVELS.join(', ')})`);
+  if (!(opts.kubeApiQps > 0)) return badInput(logger, `--kube-api-qps must be > 0 (got ${opts.kubeApiQps})`);
+  if (!Number.isInteger(opts.kubeApiBurst) || opts.kubeApiBurst < 1) {
+    return badInput(logger, `--kube-api-burst must be an integer >= 1 (got ${opts.kubeApiBurst})`);
+  }
+  if (opts.namespace === '') return badInput(logger, '--namespace must not be empty');
+  let address: { host: string | undefined; port: number };
+  try {
+    address = parseListenAddress(opts.metricsAddr);
+  } catch (err) {
+    if (err instanceof ListenAddressError) return badInput(logger, err.message);
+    throw err;
+  }
+  const inCluster = (process.env['KUBERNETES_SERVICE_HOST'] ?? '') !== '';
+  let kubeConfig;
+  try {
+    kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig, inCluster });
+  } catch (err) {
+    if (!(err instanceof KubeConfigError)) throw err;
+    logger.error(err.message);
+    return opts.kubeconfig !== undefined ? 2 : 1;
+  }
+
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const operator = createOperator({
+    kubeConfig,
+    logger,
+    registry,
+    identity: leaderIdentity(process.env),
+    namespace: opts.namespace,
+    leaderElect: opts.leaderElect,
+    kubeApiQps: opts.kubeApiQps,
+    kubeApiBurst: opts.kubeApiBurst,
+  });
+  const server = createServer(operator.httpHandler);
+  try {
+    await listen(server, address.host, address.port);
+  } catch (err) {
+    logger.error({ err: (err as Error).message }, `cannot listen on ${opts.metricsAddr}`);
+    return 1;
+  }
+  logger.info({ address: opts.metricsAddr }, 'serving /healthz, /readyz and /metrics');
+
+  const signalled = new Promise<string>((resolve) => {
+    const onSignal = (signal: string): void => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  operator.start();
+  void operator.waitForSync().then(() => logger.info('all caches synced; ready'));
+  const signal = await signalled;
+  logger.info({ signal }, 'signal received');
+  await operator.shutdown({ releaseLease: true });
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+  return 0;
+}

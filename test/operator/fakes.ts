@@ -1,0 +1,115 @@
+// Fakes for the operator's ports (fakes over mocks): a manual clock, a cron that ticks on demand, and a pino
+// logger whose lines are kept in memory so tests can assert on them.
+import { pino, type Logger } from 'pino';
+import type { Clock } from '../../src/operator/clock.js';
+import type { CronFactory } from '../../src/operator/policyScheduler.js';
+
+/** A clock that moves only when told; sleepers wake in time order as it advances. */
+export class ManualClock implements Clock {
+  private current: number;
+  private sleepers: Array<{ at: number; resolve: () => void; seq: number }> = [];
+  private seq = 0;
+
+  constructor(start = Date.parse('2026-01-01T00:00:00Z')) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted === true) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const entry = { at: this.current + Math.max(0, ms), resolve, seq: this.seq++ };
+      this.sleepers.push(entry);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== entry);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /** Sleepers currently waiting. */
+  get waiting(): number {
+    return this.sleepers.length;
+  }
+
+  /** Moves time forward by `ms`, waking due sleepers one at a time (letting their continuations run). */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      await flush();
+      const due = this.sleepers.filter((s) => s.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (due === undefined) break;
+      this.sleepers = this.sleepers.filter((s) => s !== due);
+      this.current = Math.max(this.current, due.at);
+      due.resolve();
+    }
+    this.current = target;
+    await flush();
+  }
+}
+
+/** Lets pending promise continuations run. */
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+export interface CronRecord {
+  readonly expression: string;
+  readonly name: string;
+  readonly onTick: () => void;
+  stopped: boolean;
+}
+
+/** A cron that never fires by itself: tests call fire(name). Keeps every task ever created. */
+export class ManualCron {
+  readonly tasks: CronRecord[] = [];
+
+  readonly factory: CronFactory = (expression, onTick, name) => {
+    const record: CronRecord = { expression, name, onTick, stopped: false };
+    this.tasks.push(record);
+    return {
+      stop: () => {
+        record.stopped = true;
+      },
+    };
+  };
+
+  /** The live task of a policy. */
+  active(name: string): CronRecord | undefined {
+    return this.tasks.find((t) => t.name === name && !t.stopped);
+  }
+
+  fire(name: string): void {
+    const task = this.active(name);
+    if (task === undefined) throw new Error(`no active cron task for ${name}`);
+    task.onTick();
+  }
+}
+
+export interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  readonly [key: string]: unknown;
+}
+
+/** A pino logger writing parsed JSON lines into `lines`. */
+export function captureLogger(level = 'debug'): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const logger = pino(
+    { level, base: undefined },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line) as LogLine);
+      },
+    },
+  );
+  return { logger, lines };
+}
