@@ -278,10 +278,16 @@ export function createRequestHandler(deps: HttpDeps): (req: IncomingMessage, res
     const method = req.method ?? 'GET';
     const readJson = async (): Promise<unknown> => parseJson(await readBody(req));
     const statusSub = sub === 'status' ? 'status' : undefined;
-    if (method === 'GET' && name !== undefined && (sub === undefined || sub === 'status')) {
+    if (method === 'GET' && name !== undefined && sub === undefined && r.watch) {
+      // GET .../pods/{name}?watch=true is a watch of the collection restricted to that name.
+      const own = `metadata.name=${name.replace(/([\\,=])/g, '\\$1')}`;
+      const extra = url.searchParams.get('fieldSelector');
+      url.searchParams.set('fieldSelector', extra ? `${own},${extra}` : own);
+    }
+    if (method === 'GET' && name !== undefined && (sub === undefined || sub === 'status') && !r.watch) {
       return { code: 200, body: api.get(def, ns, name) };
     }
-    if (method === 'GET' && name === undefined) {
+    if (method === 'GET' && (name === undefined || (r.watch && sub === undefined))) {
       if (r.watch) {
         const q = url.searchParams;
         deps.hub.open(

@@ -360,6 +360,7 @@ export const REBALANCE_POLICY: CustomResourceOptions = {
   kind: 'RebalancePolicy',
   listKind: 'RebalancePolicyList',
   scope: 'Cluster',
+  shortNames: ['rbp'],
   statusSubresource: true,
 };
 

@@ -50,6 +50,10 @@ export class DisruptionController {
   private readonly index = new Map<string, IndexedPdb>();
   private readonly byNamespace = new Map<string, Set<string>>();
   private readonly dirty = new Set<string>();
+  /** Pod names by `namespace\0key=value`, so a matchLabels selector need not scan its namespace. */
+  private readonly podsByLabel = new Map<string, Set<string>>();
+  /** The PDB whose status this controller is writing (its own write does not trigger another sync). */
+  private writing: string | undefined;
   private readonly rechecks = new Map<string, TimerHandle>();
   private flushTimer: TimerHandle | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -74,6 +78,7 @@ export class DisruptionController {
   start(): void {
     if (this.running) return;
     this.unsubscribe = this.api.store.onEvent((event) => this.observe(event));
+    for (const pod of this.api.store.iterate('pods')) this.indexPodLabels(pod, 1);
     for (const pdb of this.api.store.iterate<RawPdb>(PDBS)) this.indexPdb(pdb);
     for (const key of this.index.keys()) this.dirty.add(key);
     this.schedule();
@@ -89,6 +94,48 @@ export class DisruptionController {
     this.index.clear();
     this.byNamespace.clear();
     this.dirty.clear();
+    this.podsByLabel.clear();
+  }
+
+  private indexPodLabels(pod: KubeObject, delta: 1 | -1): void {
+    const ns = pod.metadata.namespace ?? '';
+    const name = pod.metadata.name ?? '';
+    for (const [key, value] of Object.entries(pod.metadata.labels ?? {})) {
+      const slot = `${ns}\u0000${key}=${value}`;
+      let names = this.podsByLabel.get(slot);
+      if (delta > 0) {
+        if (names === undefined) {
+          names = new Set();
+          this.podsByLabel.set(slot, names);
+        }
+        names.add(name);
+      } else if (names !== undefined) {
+        names.delete(name);
+        if (names.size === 0) this.podsByLabel.delete(slot);
+      }
+    }
+  }
+
+  /** Pods of `namespace` the selector matches, narrowed through the label index when it has an equality term. */
+  private podsFor(namespace: string, selector: Selector): RawPod[] {
+    let narrowest: Set<string> | undefined;
+    for (const req of selector.requirements) {
+      if (req.op !== 'in' || req.values.length !== 1) continue;
+      const names = this.podsByLabel.get(`${namespace}\u0000${req.key}=${req.values[0] ?? ''}`) ?? new Set<string>();
+      if (narrowest === undefined || names.size < narrowest.size) narrowest = names;
+    }
+    const pods: RawPod[] = [];
+    if (narrowest === undefined) {
+      for (const pod of this.api.store.iterate<RawPod>('pods', namespace)) {
+        if (selector.matches(pod.metadata.labels)) pods.push(pod);
+      }
+      return pods;
+    }
+    for (const name of narrowest) {
+      const pod = this.api.store.get<RawPod>('pods', namespace, name);
+      if (pod !== undefined && selector.matches(pod.metadata.labels)) pods.push(pod);
+    }
+    return pods;
   }
 
   setSyncDelay(ms: number): void {
@@ -158,9 +205,15 @@ export class DisruptionController {
           return;
         }
         this.indexPdb(event.object);
-        this.dirty.add(objectKey(event.object.metadata.namespace, event.object.metadata.name ?? ''));
+        {
+          const key = objectKey(event.object.metadata.namespace, event.object.metadata.name ?? '');
+          if (key === this.writing) return;
+          this.dirty.add(key);
+        }
         break;
       case 'pods': {
+        if (event.prev !== undefined) this.indexPodLabels(event.prev, -1);
+        if (event.type !== 'DELETED') this.indexPodLabels(event.object, 1);
         const namespace = event.object.metadata.namespace ?? '';
         for (const key of this.byNamespace.get(namespace) ?? []) {
           const entry = this.index.get(key);
@@ -197,10 +250,7 @@ export class DisruptionController {
       this.failSafe(pdb, entry.selectorError);
       return;
     }
-    const pods: RawPod[] = [];
-    for (const obj of this.api.store.iterate<RawPod>('pods', entry.namespace)) {
-      if (entry.selector.matches(obj.metadata.labels)) pods.push(obj);
-    }
+    const pods = this.podsFor(entry.namespace, entry.selector);
     let expected: { expectedCount: number; desiredHealthy: number };
     try {
       expected = this.expectedPodCount(pdb, pods);
@@ -323,7 +373,16 @@ export class DisruptionController {
         this.api.now(),
       ),
     };
-    this.api.commitUpdate(this.api.resource(PDBS), { ...pdb, status }, pdb);
+    this.write(pdb, status);
+  }
+
+  private write(pdb: RawPdb, status: PdbStatus): void {
+    this.writing = objectKey(pdb.metadata.namespace, pdb.metadata.name ?? '');
+    try {
+      this.api.commitUpdate(this.api.resource(PDBS), { ...pdb, status }, pdb);
+    } finally {
+      this.writing = undefined;
+    }
   }
 
   private failSafe(pdb: RawPdb, message: string): void {
@@ -343,6 +402,6 @@ export class DisruptionController {
         this.api.now(),
       ),
     };
-    this.api.commitUpdate(this.api.resource(PDBS), { ...pdb, status }, pdb);
+    this.write(pdb, status);
   }
 }

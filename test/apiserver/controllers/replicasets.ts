@@ -82,6 +82,8 @@ function deletionRank(pod: RawPod): number {
 
 export class ReplicaSetController {
   private readonly dirty = new Set<string>();
+  /** Pods by the uid of their controller, maintained while the controller runs (avoids namespace scans). */
+  private readonly podsByOwner = new Map<string, Map<string, RawPod>>();
   private flushTimer: TimerHandle | undefined;
   private unsubscribe: (() => void) | undefined;
   private createDelayMs: number;
@@ -105,6 +107,7 @@ export class ReplicaSetController {
   start(): void {
     if (this.running) return;
     this.unsubscribe = this.api.store.onEvent((event) => this.observe(event));
+    for (const pod of this.api.store.iterate<RawPod>('pods')) this.indexPod(pod, undefined);
     for (const rs of this.api.store.iterate<RawReplicaSet>(RS))
       this.dirty.add(objectKey(rs.metadata.namespace, rs.metadata.name ?? ''));
     this.schedule();
@@ -116,6 +119,7 @@ export class ReplicaSetController {
     this.timers.clear(this.flushTimer);
     this.flushTimer = undefined;
     this.dirty.clear();
+    this.podsByOwner.clear();
   }
 
   setCreateDelay(ms: number): void {
@@ -284,6 +288,7 @@ export class ReplicaSetController {
       }
       return;
     } else if (event.storage === 'pods') {
+      this.indexPod(event.type === 'DELETED' ? undefined : (event.object as RawPod), event.prev as RawPod | undefined);
       const ref = controllerOf(event.object) ?? (event.prev ? controllerOf(event.prev) : undefined);
       if (ref === undefined || ref.kind !== 'ReplicaSet') return;
       this.dirty.add(objectKey(event.object.metadata.namespace, ref.name));
@@ -293,11 +298,31 @@ export class ReplicaSetController {
     this.schedule();
   }
 
+  private indexPod(pod: RawPod | undefined, prev: RawPod | undefined): void {
+    if (prev !== undefined) {
+      const uid = controllerOf(prev)?.uid;
+      if (uid !== undefined)
+        this.podsByOwner.get(uid)?.delete(objectKey(prev.metadata.namespace, prev.metadata.name ?? ''));
+    }
+    if (pod === undefined) return;
+    const uid = controllerOf(pod)?.uid;
+    if (uid === undefined) return;
+    let owned = this.podsByOwner.get(uid);
+    if (owned === undefined) {
+      owned = new Map();
+      this.podsByOwner.set(uid, owned);
+    }
+    owned.set(objectKey(pod.metadata.namespace, pod.metadata.name ?? ''), pod);
+  }
+
   private activePods(rs: RawReplicaSet): RawPod[] {
+    const uid = rs.metadata.uid;
+    const candidates = this.running
+      ? (this.podsByOwner.get(uid ?? '')?.values() ?? [])
+      : this.api.store.iterate<RawPod>('pods', rs.metadata.namespace ?? '');
     const pods: RawPod[] = [];
-    for (const obj of this.api.store.iterate<RawPod>('pods', rs.metadata.namespace ?? '')) {
-      const pod = obj;
-      if (controllerOf(pod)?.uid !== rs.metadata.uid) continue;
+    for (const pod of candidates) {
+      if (controllerOf(pod)?.uid !== uid) continue;
       if (isTerminating(pod) || isTerminal(pod)) continue;
       pods.push(pod);
     }

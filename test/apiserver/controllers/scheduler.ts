@@ -17,22 +17,33 @@ import { objectKey } from '../types.js';
 export interface ClusterState {
   nodes: RawNode[];
   pods: RawPod[];
+  /**
+   * Non-finished pods per node name, kept current by the scheduler (bindings made earlier in the same pass
+   * included). Optional for callers that build a state themselves.
+   */
+  podsPerNode?: ReadonlyMap<string, number>;
 }
 
 /** Returns the node to bind `pod` to, or undefined when no node fits. */
 export type ScheduleFunction = (pod: RawPod, state: ClusterState) => string | undefined;
 
-export const leastLoadedNodeSelectorOnly: ScheduleFunction = (pod, state) => {
-  const selector = pod.spec.nodeSelector ?? {};
+function countPodsPerNode(pods: RawPod[]): Map<string, number> {
   const load = new Map<string, number>();
-  for (const p of state.pods) {
+  for (const p of pods) {
     const node = p.spec.nodeName;
     if (node && !isTerminal(p)) load.set(node, (load.get(node) ?? 0) + 1);
   }
+  return load;
+}
+
+/** The default: the least-loaded node whose labels satisfy the pod's nodeSelector (ties: lowest name). */
+export const leastLoadedNodeSelectorOnly: ScheduleFunction = (pod, state) => {
+  const selector = Object.entries(pod.spec.nodeSelector ?? {});
+  const load = state.podsPerNode ?? countPodsPerNode(state.pods);
   let best: { name: string; load: number } | undefined;
   for (const node of state.nodes) {
     const labels = node.metadata.labels ?? {};
-    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    if (!selector.every(([k, v]) => labels[k] === v)) continue;
     const name = node.metadata.name ?? '';
     const nodeLoad = load.get(name) ?? 0;
     if (best === undefined || nodeLoad < best.load || (nodeLoad === best.load && name < best.name)) {
@@ -60,6 +71,8 @@ export interface Placement {
 export class Scheduler {
   private readonly queue = new Set<string>();
   private readonly unschedulable = new Set<string>();
+  /** Non-finished pods per node, maintained from store events while running. */
+  private readonly podsPerNode = new Map<string, number>();
   private flushTimer: TimerHandle | undefined;
   private retryTimer: TimerHandle | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -97,7 +110,10 @@ export class Scheduler {
   start(): void {
     if (this.running) return;
     this.unsubscribe = this.api.store.onEvent((event) => this.observe(event));
-    for (const pod of this.api.store.iterate<RawPod>('pods')) this.consider(pod);
+    for (const pod of this.api.store.iterate<RawPod>('pods')) {
+      this.countPod(pod, 1);
+      this.consider(pod);
+    }
     this.schedule();
   }
 
@@ -110,6 +126,15 @@ export class Scheduler {
     this.retryTimer = undefined;
     this.queue.clear();
     this.unschedulable.clear();
+    this.podsPerNode.clear();
+  }
+
+  private countPod(pod: RawPod, delta: 1 | -1): void {
+    const node = pod.spec?.nodeName;
+    if (!node || isTerminal(pod)) return;
+    const next = (this.podsPerNode.get(node) ?? 0) + delta;
+    if (next <= 0) this.podsPerNode.delete(node);
+    else this.podsPerNode.set(node, next);
   }
 
   /** Pods waiting for a scheduling attempt (not counting those found unschedulable). */
@@ -145,6 +170,8 @@ export class Scheduler {
 
   private observe(event: StoreEvent): void {
     if (event.storage === 'pods') {
+      if (event.prev !== undefined) this.countPod(event.prev as RawPod, -1);
+      if (event.type !== 'DELETED') this.countPod(event.object as RawPod, 1);
       if (event.type === 'DELETED') {
         const key = objectKey(event.object.metadata.namespace, event.object.metadata.name ?? '');
         this.queue.delete(key);
@@ -195,9 +222,10 @@ export class Scheduler {
     const state: ClusterState = {
       nodes: this.api.store.list<RawNode>('nodes'),
       pods: this.api.store.list<RawPod>('pods'),
+      podsPerNode: this.podsPerNode,
     };
-    const position = new Map<string, number>();
-    state.pods.forEach((p, i) => position.set(objectKey(p.metadata.namespace, p.metadata.name ?? ''), i));
+    // Later pods of a pass must see earlier bindings: the bound version replaces the pod in `state.pods`.
+    const position = candidates.length > 1 ? new Map(state.pods.map((p, i) => [p, i])) : undefined;
     for (const pod of candidates) this.place(pod, state, position);
     if (this.unschedulable.size > 0 && this.retryTimer === undefined) {
       this.retryTimer = this.timers.set(() => {
@@ -207,7 +235,7 @@ export class Scheduler {
     }
   }
 
-  private place(pod: RawPod, state: ClusterState, position: Map<string, number>): void {
+  private place(pod: RawPod, state: ClusterState, position: Map<RawPod, number> | undefined): void {
     const namespace = pod.metadata.namespace ?? '';
     const name = pod.metadata.name ?? '';
     const key = objectKey(namespace, name);
@@ -230,7 +258,7 @@ export class Scheduler {
     }
     this.placements.push({ namespace, name, node, time: this.api.now() });
     const bound = this.api.store.get<RawPod>('pods', namespace, name);
-    const index = position.get(key);
+    const index = position?.get(pod);
     if (bound !== undefined && index !== undefined) state.pods[index] = bound;
   }
 
