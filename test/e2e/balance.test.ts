@@ -106,3 +106,26 @@ describe('a DryRun → Evict policy balances a skewed Deployment', () => {
     ).toBe(2);
   });
 });
+
+describe('PodDisruptionBudgets', () => {
+  it('a budget at 0 blocks: nothing is evicted and the blocked pods are reported', async () => {
+    const s = await skewedCluster({ minAvailable: 6 });
+    createPolicy(s, 'balance', { mode: 'Evict', eviction: { maxPerWorkload: 3 } });
+    const op = startOperator(s);
+    operators.push(op);
+    await op.operator.waitForSync();
+    await waitFor(() => s.store.get('poddisruptionbudgets', 'web', 'shop')?.['status'], 5000, 'the budget status');
+    const mark = s.stats.mark();
+    await op.operator.tick('balance');
+    await op.operator.tick('balance');
+    expect(evictionRequests(s, mark)).toHaveLength(0);
+    expect(zoneCounts(s, 'shop', 'web')).toEqual({ 'zone-a': 3, 'zone-b': 3, 'zone-c': 0 });
+    const status = policyStatus(s, 'balance');
+    expect(status.totals).toEqual({ evicted: 0, failed: 0 });
+    expect(status.lastPlan?.evictions).toBe(0);
+    expect(status.lastPlan?.skipped).toBeGreaterThan(0);
+    const metrics = await op.scrape();
+    expect(sample(metrics, 'rebalancer_evictions_total', { policy: 'balance', result: 'evicted' })).toBeUndefined();
+    expect(sample(metrics, 'rebalancer_plan_evictions', { policy: 'balance' })).toBe(0);
+  });
+});

@@ -186,7 +186,7 @@ export interface PolicyStatusView {
 }
 
 export function policyStatus(server: TestApiServer, name: string): PolicyStatusView {
-  return (server.store.get('rebalancepolicies', name)?.['status'] ?? {});
+  return server.store.get('rebalancepolicies', name)?.['status'] ?? {};
 }
 
 export function condition(
