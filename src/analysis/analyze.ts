@@ -14,7 +14,7 @@ export interface Analysis {
   readonly eligibility: EligibilityCache;
   readonly inScope: NamespaceScope;
   readonly namespaceLabels: (namespace: string) => Labels;
-  /** Every constraint group in scope, hard and soft. */
+  /** Every constraint group in scope, hard and soft (measured whether or not the policy acts on spread). */
   readonly groups: readonly SpreadGroup[];
   readonly violations: readonly ViolationRecord[];
 }
@@ -41,10 +41,15 @@ export function analyze(snapshot: ClusterSnapshot, spec: PolicySpec): Analysis {
   const eligibility = new EligibilityCache(snapshot.nodes);
   const inScope = namespaceScope(spec);
   const namespaceLabels = namespaceLabelLookup(snapshot);
-  const spread = spec.strategies.topologySpread;
-  const groups = spread.enabled
-    ? analyzeTopologySpread(snapshot.pods, spread.defaultConstraints, inScope, index, eligibility)
-    : [];
+  // Groups are measured even when the policy does not act on spread: the scheduler still enforces the pods'
+  // DoNotSchedule constraints, so the simulation of any replacement needs them.
+  const groups = analyzeTopologySpread(
+    snapshot.pods,
+    spec.strategies.topologySpread.defaultConstraints,
+    inScope,
+    index,
+    eligibility,
+  );
   const violations = analyzeViolations(snapshot.pods, { spec, inScope, nodes, index, namespaceLabels });
   return { snapshot, nodes, index, eligibility, inScope, namespaceLabels, groups, violations };
 }

@@ -27,6 +27,8 @@ export interface ViolationRecord {
   readonly soft: boolean;
   /** For inter-pod anti-affinity: the other pod of the conflicting pair (evicting either clears it). */
   readonly peer?: PodInfo;
+  /** For inter-pod anti-affinity: the pod whose required term is broken (`pod` or `peer`). */
+  readonly ruleOwner?: PodInfo;
 }
 
 export interface ViolationContext {
@@ -184,6 +186,8 @@ interface AffinityScan {
   readonly matches: (term: PodAffinityTerm, owner: PodInfo) => PodInfo[];
   /** Whether `owner`'s own anti-affinity (on ownerNode) excludes `target` on targetNode. */
   readonly excludes: (owner: PodInfo, ownerNode: NodeInfo, target: PodInfo, targetNode: NodeInfo) => boolean;
+  /** Whether `pod` matches every one of `owner`'s terms. */
+  readonly matchesAll: (terms: readonly PodAffinityTerm[], owner: PodInfo, pod: PodInfo) => boolean;
 }
 
 /** Whether one of owner's required anti-affinity terms matches target in the same topology domain. */
@@ -215,7 +219,7 @@ function checkAntiAffinity(pod: PodInfo, node: NodeInfo, scan: AffinityScan, see
       const otherNode = scan.nodeOf(other);
       if (!otherNode || labelValue(otherNode.labels, term.topologyKey) !== domain) continue;
       const reason = `required anti-affinity (${termText(term)}) matches ${podRef(other)} on ${otherNode.name} in ${term.topologyKey}=${domain}`;
-      out.push({ strategy: 'PodAntiAffinity', pod, node: node.name, soft: false, reason, peer: other });
+      out.push({ strategy: 'PodAntiAffinity', pod, node: node.name, soft: false, reason, peer: other, ruleOwner: pod });
       // The other direction: the matched pod sits where this pod's rule forbids it. When the matched pod's own
       // rule also excludes this pod, it reports that itself; otherwise it gets an entry here.
       const pairKey = `${other.uid}\u0000${pod.uid}`;
@@ -228,6 +232,7 @@ function checkAntiAffinity(pod: PodInfo, node: NodeInfo, scan: AffinityScan, see
           soft: false,
           reason: `${podRef(pod)}'s required anti-affinity (${termText(term)}) excludes this pod from ${term.topologyKey}=${domain}`,
           peer: pod,
+          ruleOwner: pod,
         });
       }
     }
@@ -235,33 +240,79 @@ function checkAntiAffinity(pod: PodInfo, node: NodeInfo, scan: AffinityScan, see
   return out;
 }
 
-function checkAffinity(pod: PodInfo, node: NodeInfo, scan: AffinityScan): ViolationRecord[] {
-  const out: ViolationRecord[] = [];
-  for (const term of pod.podAffinity) {
+/** A pod placed on a node, as the affinity checks see it. */
+export interface PodOnNode {
+  readonly pod: PodInfo;
+  readonly node: NodeInfo;
+}
+
+/** Whether a pod matches every one of `owner`'s terms (namespaces and selector). */
+export function matchesAllTerms(
+  terms: readonly PodAffinityTerm[],
+  owner: PodInfo,
+  pod: PodInfo,
+  namespaceLabels: (ns: string) => Labels,
+): boolean {
+  return (
+    terms.length > 0 &&
+    terms.every(
+      (t) => termSelectsNamespace(t, owner, pod.namespace, namespaceLabels) && matchesSelector(t.selector, pod.labels),
+    )
+  );
+}
+
+/**
+ * kube-scheduler's InterPodAffinity check of a pod's required affinity on a node (satisfyPodAffinity).
+ * `others` are the pods other than the pod itself that match ALL its affinity terms: upstream counts an existing
+ * pod towards the terms' topology pairs only when it matches every term, so two terms satisfied by two different
+ * pods are not satisfied. The node must carry every term's topology key, even for a first pod; then every term
+ * needs such a pod in the node's domain, unless no such pod runs on any node carrying one of the terms' keys
+ * (no topology pair counted at all) and the pod matches all its own terms (the first pod of a self-affine group).
+ * Returns the first unmet term (with the node's domain, undefined when the node lacks the key), or undefined.
+ */
+export function requiredAffinityProblem(
+  terms: readonly PodAffinityTerm[],
+  node: NodeInfo,
+  others: readonly PodOnNode[],
+  matchesOwnTerms: boolean,
+): { readonly term: PodAffinityTerm; readonly domain: string | undefined } | undefined {
+  let unmet: { term: PodAffinityTerm; domain: string } | undefined;
+  for (const term of terms) {
     const domain = labelValue(node.labels, term.topologyKey);
-    const matches = scan.matches(term, pod).filter((p) => p !== pod);
-    // As at scheduling time: a pod that matches its own term may stand alone when no other pod matches anywhere.
-    if (matches.length === 0 && matchesSelector(term.selector, pod.labels)) continue;
-    const satisfied =
-      domain !== undefined &&
-      matches.some((other) => {
-        const otherNode = scan.nodeOf(other);
-        return otherNode !== undefined && labelValue(otherNode.labels, term.topologyKey) === domain;
-      });
-    if (!satisfied) {
-      out.push({
-        strategy: 'PodAffinity',
-        pod,
-        node: node.name,
-        soft: false,
-        reason:
-          domain === undefined
-            ? `node ${node.name} has no ${term.topologyKey} label required by pod affinity (${termText(term)})`
-            : `required pod affinity (${termText(term)}) has no matching pod in ${term.topologyKey}=${domain}`,
-      });
+    if (domain === undefined) return { term, domain: undefined };
+    if (unmet === undefined && !others.some((o) => labelValue(o.node.labels, term.topologyKey) === domain)) {
+      unmet = { term, domain };
     }
   }
-  return out;
+  if (unmet === undefined) return undefined;
+  const anyPair = others.some((o) => terms.some((t) => labelValue(o.node.labels, t.topologyKey) !== undefined));
+  return !anyPair && matchesOwnTerms ? undefined : unmet;
+}
+
+function checkAffinity(pod: PodInfo, node: NodeInfo, scan: AffinityScan): ViolationRecord[] {
+  const terms = pod.podAffinity;
+  const others: PodOnNode[] = [];
+  for (const other of scan.matches(terms[0]!, pod)) {
+    if (other === pod || !scan.matchesAll(terms, pod, other)) continue;
+    const otherNode = scan.nodeOf(other);
+    if (otherNode) others.push({ pod: other, node: otherNode });
+  }
+  const problem = requiredAffinityProblem(terms, node, others, scan.matchesAll(terms, pod, pod));
+  if (problem === undefined) return [];
+  const { term, domain } = problem;
+  const which = terms.length === 1 ? 'matching pod' : `pod matching all ${terms.length} affinity terms`;
+  return [
+    {
+      strategy: 'PodAffinity',
+      pod,
+      node: node.name,
+      soft: false,
+      reason:
+        domain === undefined
+          ? `node ${node.name} has no ${term.topologyKey} label required by pod affinity (${termText(term)})`
+          : `required pod affinity (${termText(term)}) has no ${which} in ${term.topologyKey}=${domain}`,
+    },
+  ];
 }
 
 // ---- all together ----------------------------------------------------------------------------------------------
@@ -283,6 +334,7 @@ export function analyzeViolations(pods: readonly PodInfo[], ctx: ViolationContex
     },
     excludes: (owner, ownerNode, target, targetNode) =>
       antiAffinityExcludes(owner, ownerNode, target, targetNode, ctx.namespaceLabels),
+    matchesAll: (terms, owner, pod) => matchesAllTerms(terms, owner, pod, ctx.namespaceLabels),
   };
   const seenPairs = new Set<string>();
   const out: ViolationRecord[] = [];

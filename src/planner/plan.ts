@@ -231,7 +231,9 @@ class Planner {
           strategy: v.strategy,
           helps: (p, target) => this.clears(v, p, target, from),
           fallbackTarget: (p, f) => this.ruleTarget(v, p, f),
-          maxPriority: pod === v.pod ? undefined : v.pod.priority,
+          // Moving the pod whose rule is broken needs no cap; moving the other pod of the pair only helps the
+          // rule's owner, so it must not be of higher priority than the owner.
+          maxPriority: v.ruleOwner === undefined || pod === v.ruleOwner ? undefined : v.ruleOwner.priority,
         });
         if (result.ok) {
           this.commit(pod, result.target, v.strategy, this.reasonFor(v, pod));

@@ -331,7 +331,8 @@ function convertAll<T extends { readonly name: string; readonly namespace?: stri
     }
   } catch (error) {
     if (error instanceof FieldError && current !== undefined) {
-      const object = describeObject(current.kind, current.raw) ?? current.where;
+      // An object without a name is located by its place in the file, and its kind is said too.
+      const object = describeObject(current.kind, current.raw) ?? `${current.kind} at ${current.where}`;
       throw new InputError(file, object, error.field === '' ? undefined : error.field, error.problem);
     }
     throw error;
