@@ -66,10 +66,22 @@ export function effectiveConstraints(
 ): readonly SpreadConstraint[] {
   if (pod.spreadConstraints.length > 0) return pod.spreadConstraints;
   if (defaults.length === 0 || pod.owner === undefined || !DEFAULTED_OWNER_KINDS.has(pod.owner.kind)) return [];
-  const selector = workloadSelector(pod.labels);
-  if (selector.kind === 'requirements' && selector.requirements.length === 0) return [];
-  return defaults.map((d) => ({ ...d, selector, fromDefaults: true }));
+  // Replicas share their (interned) labels object, so they share one constraint list too.
+  let perLabels = defaultedCache.get(defaults);
+  if (!perLabels) defaultedCache.set(defaults, (perLabels = new WeakMap()));
+  let constraints = perLabels.get(pod.labels);
+  if (!constraints) {
+    const selector = workloadSelector(pod.labels);
+    constraints =
+      selector.kind === 'requirements' && selector.requirements.length === 0
+        ? []
+        : defaults.map((d) => ({ ...d, selector, fromDefaults: true }));
+    perLabels.set(pod.labels, constraints);
+  }
+  return constraints;
 }
+
+const defaultedCache = new WeakMap<readonly DefaultConstraint[], WeakMap<Labels, readonly SpreadConstraint[]>>();
 
 function siblingKeysOf(constraints: readonly SpreadConstraint[], kind: WhenUnsatisfiable): string[] {
   const keys = new Set<string>();
@@ -101,14 +113,71 @@ interface GroupDraft extends EligibilityInput {
  * The key under which a pod stands for its controller's pod template: same namespace, same controller, same
  * node affinity and tolerations. Undefined for bare pods.
  */
-function templateKey(pod: PodInfo): string | undefined {
+function templateKey(pod: PodInfo, cache: Map<string, TemplateKeyEntry>): string | undefined {
   if (pod.owner === undefined) return undefined;
-  return [
-    pod.namespace,
-    pod.owner.uid || `${pod.owner.kind}/${pod.owner.name}`,
-    pod.requiredNodeAffinity.text,
-    tolerationsText(pod.tolerations),
-  ].join('\u0000');
+  const owner = pod.owner.uid || `${pod.owner.kind}/${pod.owner.name}`;
+  // Replicas share their interned affinity and tolerations objects: one string per controller, not per pod.
+  const hit = cache.get(owner);
+  if (
+    hit &&
+    hit.affinity === pod.requiredNodeAffinity &&
+    hit.tolerations === pod.tolerations &&
+    hit.namespace === pod.namespace
+  ) {
+    return hit.key;
+  }
+  const key = [pod.namespace, owner, pod.requiredNodeAffinity.text, tolerationsText(pod.tolerations)].join('\u0000');
+  cache.set(owner, { affinity: pod.requiredNodeAffinity, tolerations: pod.tolerations, namespace: pod.namespace, key });
+  return key;
+}
+
+interface TemplateKeyEntry {
+  readonly affinity: PodInfo['requiredNodeAffinity'];
+  readonly tolerations: PodInfo['tolerations'];
+  readonly namespace: string;
+  readonly key: string;
+}
+
+/** The group ids and inputs of one constraint list, for pods sharing its node affinity and tolerations. */
+interface ConstraintSetEntry {
+  readonly namespace: string;
+  readonly affinity: PodInfo['requiredNodeAffinity'];
+  readonly tolerations: PodInfo['tolerations'];
+  readonly inputs: readonly EligibilityInput[];
+  readonly ids: readonly string[];
+}
+
+function constraintSet(
+  pod: PodInfo,
+  constraints: readonly SpreadConstraint[],
+  cache: WeakMap<readonly SpreadConstraint[], ConstraintSetEntry>,
+): ConstraintSetEntry {
+  const hit = cache.get(constraints);
+  if (
+    hit &&
+    hit.namespace === pod.namespace &&
+    hit.affinity === pod.requiredNodeAffinity &&
+    hit.tolerations === pod.tolerations
+  ) {
+    return hit;
+  }
+  const hardKeys = siblingKeysOf(constraints, 'DoNotSchedule');
+  const softKeys = siblingKeysOf(constraints, 'ScheduleAnyway');
+  const inputs = constraints.map((constraint): EligibilityInput => ({
+    constraint,
+    siblingKeys: constraint.whenUnsatisfiable === 'DoNotSchedule' ? hardKeys : softKeys,
+    nodeAffinity: pod.requiredNodeAffinity,
+    tolerations: pod.tolerations,
+  }));
+  const entry: ConstraintSetEntry = {
+    namespace: pod.namespace,
+    affinity: pod.requiredNodeAffinity,
+    tolerations: pod.tolerations,
+    inputs,
+    ids: inputs.map((input) => groupId(pod.namespace, input)),
+  };
+  cache.set(constraints, entry);
+  return entry;
 }
 
 /** Groups live in-scope pods by identical constraint (the pod's own, or the policy defaults). */
@@ -124,6 +193,7 @@ export function collectGroups(
   // scheduled under their constraints and it can be moved to rebalance them, as the descheduler moves every pod the
   // selector matches. Pods whose node affinity or tolerations differ are not assumed to share the template.
   const byTemplate = new Map<string, Set<GroupDraft>>();
+  const caches: GroupingCaches = { sets: new WeakMap(), templates: new Map() };
   const unconstrained: PodInfo[] = [];
   for (const pod of pods) {
     if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed' || !inScope(pod.namespace)) continue;
@@ -131,50 +201,62 @@ export function collectGroups(
       unconstrained.push(pod);
       continue;
     }
-    addPodToGroups(pod, pod.spreadConstraints, drafts, byTemplate);
+    addPodToGroups(pod, pod.spreadConstraints, drafts, caches, byTemplate);
   }
   for (const pod of unconstrained) {
-    const key = templateKey(pod);
+    const key = templateKey(pod, caches.templates);
     const siblings = key === undefined ? undefined : byTemplate.get(key);
     if (siblings !== undefined) {
       for (const draft of siblings) draft.members.push(pod);
       continue;
     }
     const constraints = effectiveConstraints(pod, defaults);
-    if (constraints.length > 0) addPodToGroups(pod, constraints, drafts, undefined);
+    if (constraints.length > 0) addPodToGroups(pod, constraints, drafts, caches, undefined);
   }
   return [...drafts.values()];
+}
+
+interface GroupingCaches {
+  readonly sets: WeakMap<readonly SpreadConstraint[], ConstraintSetEntry>;
+  readonly templates: Map<string, TemplateKeyEntry>;
 }
 
 function addPodToGroups(
   pod: PodInfo,
   constraints: readonly SpreadConstraint[],
   drafts: Map<string, GroupDraft>,
+  caches: GroupingCaches,
   byTemplate: Map<string, Set<GroupDraft>> | undefined,
 ): void {
-  const hardKeys = siblingKeysOf(constraints, 'DoNotSchedule');
-  const softKeys = siblingKeysOf(constraints, 'ScheduleAnyway');
-  const key = byTemplate === undefined ? undefined : templateKey(pod);
-  for (const constraint of constraints) {
-    const input: EligibilityInput = {
-      constraint,
-      siblingKeys: constraint.whenUnsatisfiable === 'DoNotSchedule' ? hardKeys : softKeys,
-      nodeAffinity: pod.requiredNodeAffinity,
-      tolerations: pod.tolerations,
-    };
-    const id = groupId(pod.namespace, input);
+  const set = constraintSet(pod, constraints, caches.sets);
+  const key = byTemplate === undefined ? undefined : templateKey(pod, caches.templates);
+  for (let i = 0; i < set.ids.length; i++) {
+    const id = set.ids[i]!;
     let draft = drafts.get(id);
     if (draft) draft.members.push(pod);
     else {
-      draft = { ...input, id, namespace: pod.namespace, members: [pod] };
+      draft = { ...set.inputs[i]!, id, namespace: pod.namespace, members: [pod] };
       drafts.set(id, draft);
     }
     if (key !== undefined) {
-      let set = byTemplate!.get(key);
-      if (!set) byTemplate!.set(key, (set = new Set()));
-      set.add(draft);
+      let siblings = byTemplate!.get(key);
+      if (!siblings) byTemplate!.set(key, (siblings = new Set()));
+      siblings.add(draft);
     }
   }
+}
+
+/** The distinct `Kind/name` of the pods' workloads, sorted; replicas are usually adjacent, so few strings are built. */
+function workloadNames(pods: readonly PodInfo[]): string[] {
+  const names = new Set<string>();
+  let last: PodInfo['workload'] | undefined;
+  for (const pod of pods) {
+    const w = pod.workload;
+    if (last !== undefined && w.kind === last.kind && w.name === last.name) continue;
+    last = w;
+    names.add(workloadName(pod));
+  }
+  return [...names].sort();
 }
 
 /** Domain counts and skew for one group. */
@@ -190,7 +272,7 @@ export function measureGroup(draft: GroupDraft, index: PodIndex, eligibility: El
     counts.set(domain, counts.get(domain)! + 1);
   }
   const { min, max } = skewBounds(counts, draft.constraint.minDomains);
-  const workloads = [...new Set(draft.members.map(workloadName))].sort();
+  const workloads = workloadNames(draft.members);
   return { ...draft, domainsByNode, counts, matching, min, max, skew: max - min, workloads };
 }
 
