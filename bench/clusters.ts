@@ -181,23 +181,21 @@ function pdb(w: WorkloadSpec, replicas: number): unknown {
 }
 
 /** Nodes per zone in round-robin; a skewed workload fills zones 0 and 1 only (5/5/0 for 10 replicas). */
-export function generateCluster(shape: ClusterShape): RawCluster {
-  const objects: unknown[] = [];
+export function* clusterObjects(shape: ClusterShape): Generator<unknown> {
   const zoneNodes: string[][] = Array.from({ length: shape.zones }, () => []);
   for (let i = 0; i < shape.nodes; i++) {
     const zone = i % shape.zones;
     const tainted = shape.kind === 'mixed' && i % 10 === 9;
-    objects.push(node(i, `zone-${zone}`, tainted, i % 4 === 3 ? 'batch' : 'general'));
+    yield node(i, `zone-${zone}`, tainted, i % 4 === 3 ? 'batch' : 'general');
     zoneNodes[zone]!.push(`node-${i}`);
   }
   for (let n = 0; n < shape.namespaces; n++) {
-    objects.push({
+    yield {
       apiVersion: 'v1',
       kind: 'Namespace',
       metadata: { name: `team-${n}`, labels: { 'kubernetes.io/metadata.name': `team-${n}` } },
-    });
+    };
   }
-  let podCount = 0;
   const cursor = new Array<number>(shape.zones).fill(0);
   const skewEvery = shape.skewedFraction > 0 ? Math.round(1 / shape.skewedFraction) : Infinity;
   for (let w = 0; w < shape.workloads; w++) {
@@ -216,10 +214,13 @@ export function generateCluster(shape: ClusterShape): RawCluster {
       const list = zoneNodes[zone]!;
       const nodeName = list[cursor[zone]! % list.length]!;
       cursor[zone]!++;
-      objects.push(pod(spec, r, nodeName));
-      podCount++;
+      yield pod(spec, r, nodeName);
     }
-    objects.push(pdb(spec, shape.replicas));
+    yield pdb(spec, shape.replicas);
   }
-  return { objects, podCount };
+}
+
+export function generateCluster(shape: ClusterShape): RawCluster {
+  const objects = [...clusterObjects(shape)];
+  return { objects, podCount: objects.filter((o) => (o as { kind: string }).kind === 'Pod').length };
 }

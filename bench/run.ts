@@ -1,6 +1,8 @@
 // `npm run bench`: analysis and planning speed on generated clusters, printed as JSON.
 // Figures are medians of several runs in one process; compare ratios within one run (shared, noisy machines).
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { analyze } from '../src/analysis/analyze.js';
 import { planCycle } from '../src/planner/plan.js';
 import { DEFAULT_POLICY } from '../src/policy/parse.js';
@@ -140,10 +142,21 @@ function runCase(c: Case, repeats: number): Record<string, unknown> {
   };
 }
 
+/** Watch-cache footprint, each size in a fresh process (bench/memory.ts). */
+function cacheMemory(pods: number, nodes: number, targetMb: number): Record<string, unknown> {
+  const script = fileURLToPath(new URL('./memory.js', import.meta.url));
+  const out = execFileSync(process.execPath, ['--expose-gc', script, String(pods), String(nodes)], {
+    encoding: 'utf8',
+  });
+  const figures = JSON.parse(out) as { cacheRssMb: number };
+  return { ...figures, rssTargetMb: targetMb, rssWithinTarget: figures.cacheRssMb <= targetMb };
+}
+
 function main(): void {
   const only = process.argv[2];
   const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
   const results = CASES.filter((c) => only === undefined || c.name.includes(only)).map((c) => runCase(c, repeats));
+  const memory = only === undefined ? [cacheMemory(10_000, 300, 220), cacheMemory(150_000, 5_000, 1024)] : [];
   const out = {
     machine: {
       cpus: os.cpus().length,
@@ -153,6 +166,7 @@ function main(): void {
     },
     repeats,
     results,
+    cacheMemory: memory,
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }
