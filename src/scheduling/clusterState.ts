@@ -6,7 +6,7 @@ import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
 import type { Labels, NodeInfo, PodAffinityTerm, PodInfo } from '../model/types.js';
 import type { Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
-import { termSelectsNamespace } from '../analysis/violations.js';
+import { requiredAffinityProblem, termSelectsNamespace } from '../analysis/violations.js';
 
 export interface GroupState {
   readonly group: SpreadGroup;
@@ -110,6 +110,9 @@ export class ClusterState {
   private readonly antiGroups = new Map<string, AntiTermGroup>();
   private readonly affinityOwners: Placed[] = [];
   private readonly added: Placed[] = [];
+  /** Bumped by every change, so results that depend on which pods are live can be memoised between changes. */
+  private version = 0;
+  private readonly allTermsMemo = new Map<string, { version: number; placed: Placed[] }>();
 
   constructor(private readonly analysis: Analysis) {
     this.nodes = analysis.nodes;
@@ -285,17 +288,49 @@ export class ClusterState {
     return out;
   }
 
-  /** Pods whose required pod affinity is satisfied only by `pod` in its current domain. */
-  affinityDependents(pod: PodInfo, node: NodeInfo): PodInfo[] {
+  /**
+   * Live pods (originals not evicted, and replacements) that match every one of `owner`'s terms, with their nodes:
+   * the pods kube-scheduler counts towards required pod affinity (an existing pod counts only if it matches all
+   * the terms). `owner` itself is included when it is live and matches; callers leave it out as they need.
+   */
+  podsMatchingAll(terms: readonly PodAffinityTerm[], owner: PodInfo): readonly Placed[] {
+    const first = terms[0];
+    if (first === undefined) return [];
+    // Replicas share their terms: one scan per term set and namespace until the state changes.
+    const key = terms.map((t) => termKey(t, owner)).join('\u0001');
+    const memo = this.allTermsMemo.get(key);
+    if (memo !== undefined && memo.version === this.version) return memo.placed;
+    const out: Placed[] = [];
+    const matchesAll = (pod: PodInfo): boolean => terms.every((t) => this.termMatches(t, owner, pod));
+    for (const namespace of this.analysis.index.namespaceNames()) {
+      if (!termSelectsNamespace(first, owner, namespace, this.analysis.namespaceLabels)) continue;
+      for (const pod of this.analysis.index.select(namespace, first.selector)) {
+        if (this.isLive(pod) && matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
+      }
+    }
+    for (const r of this.added) if (matchesAll(r.pod)) out.push(r);
+    this.allTermsMemo.set(key, { version: this.version, placed: out });
+    return out;
+  }
+
+  /**
+   * Pods whose required pod affinity holds now and would no longer hold without `pod` (the scheduler's check,
+   * see requiredAffinityProblem): evicting `pod` would strand them. An owner is never its own partner: when it
+   * matches its own terms, it is left out of the pods that satisfy it, as in the violation analysis.
+   */
+  affinityDependents(pod: PodInfo, _node: NodeInfo): PodInfo[] {
     const out: PodInfo[] = [];
     for (const owner of this.affinityOwners) {
-      if (owner.pod === pod || this.removed.has(owner.pod.uid)) continue;
-      for (const term of owner.pod.podAffinity) {
-        if (!this.termMatches(term, owner.pod, pod)) continue;
-        const domain = labelValue(node.labels, term.topologyKey);
-        if (domain === undefined || labelValue(owner.node.labels, term.topologyKey) !== domain) continue;
-        if ((this.matchCounts(term, owner.pod).perDomain.get(domain) ?? 0) <= 1) out.push(owner.pod);
-      }
+      if (owner.pod === pod) continue;
+      // An evicted original's entry is stale; its replacement (same uid) has its own entry at the new location.
+      if (this.removed.has(owner.pod.uid) && this.location.get(owner.pod.uid) !== owner.node.name) continue;
+      const terms = owner.pod.podAffinity;
+      if (!terms.every((t) => this.termMatches(t, owner.pod, pod))) continue;
+      const others = this.podsMatchingAll(terms, owner.pod).filter((o) => o.pod !== owner.pod);
+      const self = terms.every((t) => this.termMatches(t, owner.pod, owner.pod));
+      if (requiredAffinityProblem(terms, owner.node, others, self) !== undefined) continue;
+      const without = others.filter((o) => o.pod !== pod);
+      if (requiredAffinityProblem(terms, owner.node, without, self) !== undefined) out.push(owner.pod);
     }
     return out;
   }
@@ -316,6 +351,7 @@ export class ClusterState {
 
   /** Applies an eviction of `pod` and, when `target` is given, its replacement landing there. */
   commit(pod: PodInfo, target: NodeInfo | undefined, replacement: PodInfo = pod): void {
+    this.version++;
     const from = this.nodeOf(pod);
     this.removed.add(pod.uid);
     if (from) {
@@ -335,6 +371,7 @@ export class ClusterState {
 
   /** Adds a pod (a replacement) on a node. */
   place(pod: PodInfo, node: NodeInfo): void {
+    this.version++;
     this.location.set(pod.uid, node.name);
     addResources(this.usageOf(node.name), pod, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {

@@ -9,7 +9,7 @@ import { matchesNodeSelectorTerm } from '../model/nodeAffinity.js';
 import { isTolerated } from '../model/taints.js';
 import type { NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
 import { tolerationsText } from '../analysis/eligibility.js';
-import { nodeAdmitsPod } from '../analysis/violations.js';
+import { nodeAdmitsPod, requiredAffinityProblem } from '../analysis/violations.js';
 import type { AntiAffinityCheck, ClusterState, Placed, TermCounts } from './clusterState.js';
 
 /** One spread constraint of the pod being placed, with the evicted pod already taken out. */
@@ -38,13 +38,13 @@ interface PlacementContext {
     readonly counts: TermCounts;
     readonly minus: string | undefined;
   }>;
-  /** The replacement's own required affinity terms; `free` when no other pod matches and it matches itself. */
-  readonly ownAffinity: ReadonlyArray<{
-    readonly term: PodAffinityTerm;
-    readonly counts: TermCounts;
-    readonly minus: string | undefined;
-    readonly free: boolean;
-  }>;
+  /**
+   * The replacement's required pod affinity: the live pods (the evicted one excluded) that match ALL its terms,
+   * which is what the scheduler counts, and whether the replacement matches all its own terms (first-pod rule).
+   */
+  readonly ownAffinity:
+    | { readonly terms: readonly PodAffinityTerm[]; readonly others: readonly Placed[]; readonly self: boolean }
+    | undefined;
 }
 
 function minAfterRemoval(counts: ReadonlyMap<string, number>, minDomains: number, minus: string | undefined): number {
@@ -82,12 +82,15 @@ function buildContext(state: ClusterState, pod: PodInfo, evicted: Placed | undef
     counts: state.matchCounts(term, pod),
     minus: evictedDomain(term),
   }));
-  const ownAffinity = pod.podAffinity.map((term) => {
-    const counts = state.matchCounts(term, pod);
-    const selfCounted = evicted !== undefined && state.termMatches(term, pod, evicted.pod);
-    const free = counts.total - (selfCounted ? 1 : 0) === 0 && matchesSelector(term.selector, pod.labels);
-    return { term, counts, minus: evictedDomain(term), free };
-  });
+  const terms = pod.podAffinity;
+  const ownAffinity =
+    terms.length === 0
+      ? undefined
+      : {
+          terms,
+          others: state.podsMatchingAll(terms, pod).filter((o) => o.pod !== pod && o.pod !== evicted?.pod),
+          self: terms.every((t) => state.termMatches(t, pod, pod)),
+        };
   return { state, pod, evicted, spread, antiAgainst: state.antiAffinityAgainst(pod, evicted), ownAnti, ownAffinity };
 }
 
@@ -137,13 +140,15 @@ function interPodProblem(ctx: PlacementContext, node: NodeInfo): string | undefi
     const n = (check.perDomain.get(domain) ?? 0) - (check.exceptDomain === domain ? 1 : 0);
     if (n > 0) return `anti-affinity of other pods in ${check.term.topologyKey}`;
   }
-  // The replacement's required affinity: a matching pod in the node's domain, unless none exists and it matches itself.
-  for (const a of ctx.ownAffinity) {
-    if (a.free) continue;
-    const domain = labelValue(node.labels, a.term.topologyKey);
-    if (domain === undefined) return `pod affinity: node has no ${a.term.topologyKey} label`;
-    const n = (a.counts.perDomain.get(domain) ?? 0) - (a.minus === domain ? 1 : 0);
-    if (n <= 0) return `pod affinity: no matching pod in the ${a.term.topologyKey} domain`;
+  // The replacement's required affinity, as the scheduler checks it (see requiredAffinityProblem).
+  const a = ctx.ownAffinity;
+  if (a !== undefined) {
+    const problem = requiredAffinityProblem(a.terms, node, a.others, a.self);
+    if (problem !== undefined) {
+      return problem.domain === undefined
+        ? `pod affinity: node has no ${problem.term.topologyKey} label`
+        : `pod affinity: no matching pod in the ${problem.term.topologyKey} domain`;
+    }
   }
   return undefined;
 }

@@ -41,7 +41,6 @@ export function permissivePolicy(spec: Json = {}): Policy {
     mode: 'Evict',
     strategies: { podAffinity: { enabled: true } },
     eviction: {
-      priorityThreshold: { className: 'system-cluster-critical' },
       maxPerCycle: 1000,
       maxPerNode: 1000,
       maxPerNamespace: 1000,
@@ -117,9 +116,10 @@ export function fitsOn(
   objects: readonly Built[],
   podName: string,
   policy: Policy = DEFAULT_POLICY,
+  namespace = 'default',
 ): Record<string, boolean> {
   const { snapshot, state } = stateOf(objects, policy);
-  const pod = podNamed(snapshot, podName);
+  const pod = podNamed(snapshot, podName, namespace);
   return Object.fromEntries(snapshot.nodes.map((n) => [n.name, canPlaceOn(state, pod, undefined, n)]));
 }
 
