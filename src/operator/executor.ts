@@ -492,7 +492,13 @@ export class PolicyRun {
         this.retriesLeft--;
         const delay = error.retryAfterMs ?? backoffDelay(attempt, { ...retry, jitter: 0.2 });
         this.log.info(
-          { pod: `${pod.namespace}/${pod.name}`, code: error.code, status: error.status, retryInMs: Math.round(delay) },
+          {
+            pod: `${pod.namespace}/${pod.name}`,
+            code: error.code,
+            status: error.status,
+            err: error.message,
+            retryInMs: Math.round(delay),
+          },
           'eviction failed, retrying',
         );
         await this.deps.clock.sleep(delay, this.abort.signal);

@@ -3,6 +3,12 @@
 // fetch library, the documented `httpApi` extension point of `createConfiguration`), and watches, which client-node
 // opens with its own fetch call, get it through a Watch wrapper with the same `watch()` signature.
 //
+// Connections: client-node 1.x builds a new http(s).Agent for every request (KubeConfig.applySecurityAuthentication),
+// so nothing is reused: each call is a new TCP connection (and TLS handshake), and a burst of evictions opens
+// thousands of sockets at once. The library swaps that agent for a shared keep-alive agent built from the same
+// options (CA, client certificate, servername...; keyed by a hash of them, so rotated credentials get a new pool),
+// with at most `maxSockets` connections, which also bounds the requests in flight.
+//
 // Throttling answers: a 429 carrying Retry-After that is not a PodDisruptionBudget refusal (API priority and
 // fairness, max-in-flight) pauses the whole limiter until the instant the server named and the request is sent
 // again (bounded). An eviction refused by a budget (429 with a DisruptionBudget cause, which may also carry
@@ -22,6 +28,9 @@ import {
   createConfiguration,
 } from '@kubernetes/client-node';
 import type { HttpLibrary, RequestContext } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
 import type { Clock } from './clock.js';
 import { retryAfterMs, statusOf } from './evictionErrors.js';
 import type { RateLimiter } from './rateLimiter.js';
@@ -68,6 +77,40 @@ export interface LimitedHttpOptions {
   readonly maxThrottleRetries?: number;
   readonly userAgent?: string;
   readonly onThrottle?: ThrottleListener;
+  /** Connections kept to the API server (default 32). */
+  readonly maxSockets?: number;
+}
+
+const AGENT_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
+
+/** Shared keep-alive agents, one per distinct set of TLS options. */
+class AgentPool {
+  private readonly agents = new Map<string, http.Agent>();
+
+  constructor(private readonly maxSockets: number) {}
+
+  /** The pooled equivalent of client-node's per-request agent (proxy agents are left alone). */
+  forRequest(agent: unknown): http.Agent | undefined {
+    const isHttps = agent instanceof https.Agent && agent.constructor === https.Agent;
+    const isHttp = agent instanceof http.Agent && agent.constructor === http.Agent;
+    if (!isHttps && !isHttp) return undefined;
+    const options = (agent as http.Agent & { options: Record<string, unknown> }).options;
+    const hash = createHash('sha256').update(isHttps ? 'https' : 'http');
+    for (const key of AGENT_KEYS) hash.update(`\u0000${key}=${String(options[key])}`);
+    const id = hash.digest('hex');
+    let pooled = this.agents.get(id);
+    if (pooled === undefined) {
+      const settings = { ...options, keepAlive: true, maxSockets: this.maxSockets, timeout: 30_000 };
+      pooled = isHttps ? new https.Agent(settings) : new http.Agent(settings);
+      this.agents.set(id, pooled);
+    }
+    return pooled;
+  }
+
+  destroy(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
 }
 
 function hasDisruptionBudgetCause(body: string): boolean {
@@ -92,8 +135,16 @@ function replay(response: ResponseContext, text: string): ResponseContext {
 /** client-node's fetch library behind the shared limiter, with Retry-After honoured. */
 export class RateLimitedHttpLibrary implements HttpLibrary {
   private readonly inner = new IsomorphicFetchHttpLibrary();
+  private readonly pool: AgentPool;
 
-  constructor(private readonly opts: LimitedHttpOptions) {}
+  constructor(private readonly opts: LimitedHttpOptions) {
+    this.pool = new AgentPool(opts.maxSockets ?? 32);
+  }
+
+  /** Closes the pooled connections. */
+  close(): void {
+    this.pool.destroy();
+  }
 
   send(request: RequestContext): Observable<ResponseContext> {
     return new Observable(this.sendLimited(request));
@@ -101,6 +152,8 @@ export class RateLimitedHttpLibrary implements HttpLibrary {
 
   private async sendLimited(request: RequestContext): Promise<ResponseContext> {
     if (this.opts.userAgent !== undefined) request.setHeaderParam('User-Agent', this.opts.userAgent);
+    const pooled = this.pool.forRequest(request.getAgent());
+    if (pooled !== undefined) request.setAgent(pooled);
     const maxRetries = this.opts.maxThrottleRetries ?? 5;
     for (let attempt = 0; ; attempt++) {
       await this.opts.limiter.acquire();
@@ -193,6 +246,8 @@ export interface KubeClients {
   readonly coordination: CoordinationV1Api;
   /** A fresh rate-limited Watch (one per informer, so each can be closed on its own). */
   newWatch(): LimitedWatch;
+  /** Closes pooled connections (after everything stopped). */
+  close(): void;
 }
 
 export interface KubeClientOptions extends LimitedHttpOptions {
@@ -202,10 +257,11 @@ export interface KubeClientOptions extends LimitedHttpOptions {
 export function createKubeClients(kc: KubeConfig, opts: KubeClientOptions): KubeClients {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new KubeConfigError('the kubeconfig has no current cluster');
+  const httpApi = new RateLimitedHttpLibrary(opts);
   const configuration = createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: kc },
-    httpApi: new RateLimitedHttpLibrary(opts),
+    httpApi,
   });
   return {
     core: new CoreV1Api(configuration),
@@ -214,5 +270,6 @@ export function createKubeClients(kc: KubeConfig, opts: KubeClientOptions): Kube
     custom: new CustomObjectsApi(configuration),
     coordination: new CoordinationV1Api(configuration),
     newWatch: () => new LimitedWatch(kc, { limiter: opts.limiter, timeoutSeconds: opts.watchTimeoutSeconds }),
+    close: () => httpApi.close(),
   };
 }

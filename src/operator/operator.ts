@@ -302,6 +302,7 @@ export function createOperator(deps: OperatorDeps): Operator {
         await elector.stop(release);
         metrics.setLeader(false);
         for (const informer of informers) informer.stop();
+        clients.close();
         logger.info('stopped');
       })();
       return stopped;

@@ -55,6 +55,20 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestApiSe
       });
     }
   }
+  if (opts.scheduler?.scope === 'workload' && opts.scheduler.siblings === undefined) {
+    // Siblings: the bound pods of the pending pod's own ReplicaSet, from the server's owner index.
+    server.controllers.scheduler.setScheduleFunction(
+      projectScheduler({
+        ...opts.scheduler,
+        siblings: (pending) => {
+          const owner = pending.metadata.ownerReferences?.find((r) => r.controller === true);
+          return owner === undefined
+            ? []
+            : server.controllers.replicaSets.podsOf(pending.metadata.namespace ?? '', owner.name);
+        },
+      }),
+    );
+  }
   server.startControllers();
   return server;
 }

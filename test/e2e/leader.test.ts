@@ -53,7 +53,7 @@ function replica(s: TestApiServer, identity: string, calls: Call[]): OperatorHan
 }
 
 function lease(s: TestApiServer): { holderIdentity?: string; leaseTransitions?: number } {
-  return (s.store.get('leases', 'kube-rebalancer', 'kube-rebalancer')?.['spec'] ?? {});
+  return s.store.get('leases', 'kube-rebalancer', 'kube-rebalancer')?.['spec'] ?? {};
 }
 
 /** web: 9 replicas, 5 in zone-a and 4 in zone-b (3 moves to balance); api: 6 replicas, 3/3/0 (2 moves). */

@@ -17,7 +17,12 @@ import { placeReplacement } from '../../src/scheduling/placement.js';
 import { convertNode, convertPod, makePriorityResolver } from '../../src/snapshot/convert.js';
 
 export interface ProjectSchedulerOptions {
+  /**
+   * The pods the simulation looks at: `all` (exact), or `workload`: only the bound pods `siblings(pending)` returns
+   * (its own Deployment's), which is fine when nodes have room to spare, since other pods' resources are ignored.
+   */
   readonly scope?: 'all' | 'workload';
+  readonly siblings?: (pending: RawPod) => readonly RawPod[];
   /** Called with every placement decision (for assertions). */
   readonly onPlace?: (pod: RawPod, node: string | undefined, reason: string | undefined) => void;
 }
@@ -27,53 +32,44 @@ const SPEC: PolicySpec = { ...DEFAULT_POLICY.spec, namespaces: { include: [], ex
 
 interface Pass {
   readonly nodes: NodeInfo[];
+  /** Bound pods (scope `all`), with this pass's placements added. */
   readonly pods: PodInfo[];
-  readonly nodesByName: Map<string, NodeInfo>;
-  readonly resolve: (className: string | undefined) => number;
+  /** Placements made in this pass (scope `workload`), by namespace. */
+  readonly placed: PodInfo[];
 }
 
-function controllerUid(pod: RawPod): string | undefined {
-  return pod.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
-}
+const resolve = makePriorityResolver([]);
 
 export function projectScheduler(opts: ProjectSchedulerOptions = {}): ScheduleFunction {
   const passes = new WeakMap<RawClusterState, Pass>();
-  const rawByPass = new WeakMap<RawClusterState, RawPod[]>();
+  const scope = opts.scope ?? 'all';
 
   function pass(raw: RawClusterState): Pass {
     let found = passes.get(raw);
     if (found !== undefined) return found;
-    const nodes = raw.nodes.map((n) => convertNode(n));
-    const resolve = makePriorityResolver([]);
     const pods: PodInfo[] = [];
-    if ((opts.scope ?? 'all') === 'all') {
-      for (const p of raw.pods) if (p.spec.nodeName) pods.push(convertPod(p, resolve));
-    } else {
-      rawByPass.set(raw, raw.pods);
-    }
-    found = { nodes, pods, nodesByName: new Map(nodes.map((n) => [n.name, n])), resolve };
+    if (scope === 'all') for (const p of raw.pods) if (p.spec.nodeName) pods.push(convertPod(p, resolve));
+    found = { nodes: raw.nodes.map((n) => convertNode(n)), pods, placed: [] };
     passes.set(raw, found);
     return found;
   }
 
+  function podsFor(p: Pass, pending: RawPod, pod: PodInfo): PodInfo[] {
+    if (scope === 'all') return p.pods;
+    const siblings = (opts.siblings?.(pending) ?? []).filter((o) => o.spec.nodeName);
+    const known = new Set(siblings.map((o) => o.metadata.uid));
+    return [
+      ...siblings.map((o) => convertPod(o, resolve)),
+      ...p.placed.filter((o) => o.namespace === pod.namespace && !known.has(o.uid)),
+    ];
+  }
+
   return (pending, raw) => {
     const p = pass(raw);
-    const pod = convertPod(pending, p.resolve);
-    let pods = p.pods;
-    if (opts.scope === 'workload') {
-      const owner = controllerUid(pending);
-      pods = (rawByPass.get(raw) ?? [])
-        .filter(
-          (o) =>
-            o.spec.nodeName &&
-            o.metadata.namespace === pending.metadata.namespace &&
-            (owner === undefined ? o.metadata.name === pending.metadata.name : controllerUid(o) === owner),
-        )
-        .map((o) => convertPod(o, p.resolve));
-    }
+    const pod = convertPod(pending, resolve);
     const snapshot = {
       nodes: p.nodes,
-      pods: [...pods, { ...pod, nodeName: undefined }],
+      pods: [...podsFor(p, pending, pod), pod],
       pdbs: [],
       priorityClasses: [],
       namespaces: [],
@@ -83,9 +79,9 @@ export function projectScheduler(opts: ProjectSchedulerOptions = {}): ScheduleFu
     const placement = placeReplacement(state, pod, undefined);
     const node = placement.node?.name;
     opts.onPlace?.(pending, node, placement.reason);
-    if (node !== undefined && (opts.scope ?? 'all') === 'all') {
+    if (node !== undefined) {
       // The next candidate of this pass sees this pod where it was bound.
-      p.pods.push({ ...pod, nodeName: node, phase: 'Running' });
+      (scope === 'all' ? p.pods : p.placed).push({ ...pod, nodeName: node, phase: 'Running' });
     }
     return node;
   };
