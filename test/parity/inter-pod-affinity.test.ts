@@ -461,6 +461,39 @@ describe('inter-pod affinity violations of running pods (required affinity, firs
     expect(violationsOf([makeNode('n1').labels({}), self('n1')])).toEqual(['PodAffinity db-0']);
   });
 
+  it("another namespace's anti-affinity with a namespaceSelector: reported on the rule's owner and on the pod it excludes", () => {
+    const objects = [
+      makeNamespace('shop', { env: 'prod' }),
+      makeNamespace('ops', {}),
+      makeNode('n1').labels({ zone: 'z1' }),
+      makeNode('n2').labels({ zone: 'z2' }),
+      withTerms(
+        'guard',
+        {},
+        [],
+        [term([In('app', 'web')], 'zone', { namespaceSelector: { matchLabels: { env: 'prod' } } })],
+        'n1',
+        'ops',
+      ).owner('ReplicaSet', 'g'),
+      makePod('web', 'shop').labels({ app: 'web' }).node('n1').owner('ReplicaSet', 'w'),
+    ];
+    const { plan } = planOf(objects, affinityOn);
+    expect(plan.violations.map((v) => `${v.strategy} ${v.namespace}/${v.name}`).sort()).toEqual([
+      'PodAntiAffinity ops/guard',
+      'PodAntiAffinity shop/web',
+    ]);
+    expect(plan.evictions).toHaveLength(1);
+  });
+
+  it('the same rule without a namespaceSelector looks only in its own namespace: no violation', () => {
+    const objects = [
+      makeNode('n1').labels({ zone: 'z1' }),
+      withTerms('guard', {}, [], [term([In('app', 'web')], 'zone')], 'n1', 'ops'),
+      makePod('web', 'shop').labels({ app: 'web' }).node('n1'),
+    ];
+    expect(violationsOf(objects)).toEqual([]);
+  });
+
   it('anti-affinity is reported on both pods of a pair, and the pair is broken by one eviction', () => {
     const objects = [
       makeNode('n1').labels({ zone: 'z1' }),

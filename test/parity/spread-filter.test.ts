@@ -983,3 +983,57 @@ describe('PodTopologySpread Filter, several constraints (filtering_test.go TestM
     expect(fitsOn(objects, 'p')).toEqual(want);
   });
 });
+
+describe('label selector operators in spread selectors (apimachinery labels semantics, as counted by the PreFilter)', () => {
+  // Zones: zone1 = node-a + node-b, zone2 = node-x + node-y. Pods: a1 app=web,tier=fe; a2 app=web; b1 app=api;
+  // x1 app=web,tier=be; y1 (no labels).
+  const cluster = (): Built[] => [
+    ...fourNodes(),
+    existing('a1', 'node-a', { app: 'web', tier: 'fe' }),
+    existing('a2', 'node-a', { app: 'web' }),
+    existing('b1', 'node-b', { app: 'api' }),
+    existing('x1', 'node-x', { app: 'web', tier: 'be' }),
+    existing('y1', 'node-y', {}),
+  ];
+  it.each<{ name: string; selector: Record<string, unknown>; want: Record<string, number> }>([
+    { name: 'matchLabels app=web', selector: { matchLabels: { app: 'web' } }, want: { zone1: 2, zone2: 1 } },
+    {
+      name: 'In with several values (app in web, api)',
+      selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] },
+      want: { zone1: 3, zone2: 1 },
+    },
+    {
+      name: 'NotIn also selects pods that lack the key (app notin web)',
+      selector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['web'] }] },
+      want: { zone1: 1, zone2: 1 },
+    },
+    {
+      name: 'Exists (tier)',
+      selector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] },
+      want: { zone1: 1, zone2: 1 },
+    },
+    {
+      name: 'DoesNotExist (tier) selects pods without the key, unlabelled ones included',
+      selector: { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] },
+      want: { zone1: 2, zone2: 1 },
+    },
+    {
+      name: 'matchLabels and matchExpressions are ANDed (app=web, tier notin fe)',
+      selector: { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['fe'] }] },
+      want: { zone1: 1, zone2: 1 },
+    },
+    { name: 'an empty selector {} selects every pod of the namespace', selector: {}, want: { zone1: 3, zone2: 2 } },
+  ])('$name', ({ selector, want }) => {
+    const objects = [...cluster(), incoming({}, c('zone', selector, { maxSkew: 5 }))];
+    expect(hard(groupsOf(objects, 'p'))).toEqual([{ domains: want, min: Math.min(...Object.values(want)) }]);
+  });
+
+  it('NodeTaintsPolicy Honor with a toleration of empty key and operator Exists: the tainted node stays a domain', () => {
+    const objects = [
+      node('node-a', { node: 'node-a' }),
+      node('node-c', { node: 'node-c' }, true),
+      incoming(foo, c('node', FOO, { nodeTaintsPolicy: 'Honor' })).toleration({ operator: 'Exists' }),
+    ];
+    expect(hard(groupsOf(objects, 'p'))).toEqual([{ domains: { 'node-a': 0, 'node-c': 0 }, min: 0 }]);
+  });
+});
