@@ -293,6 +293,40 @@ describe('delete', () => {
   });
 });
 
+describe('pods/binding', () => {
+  it('binds an unscheduled pod (201, PodScheduled=True) and refuses to bind it twice (409)', async () => {
+    server.store.create(node('n1'));
+    await core.createNamespacedPod({ namespace: 'default', body: newPod('web-1') });
+    const target = { apiVersion: 'v1', kind: 'Node', name: 'n1' };
+    const status = await core.createNamespacedPodBinding({
+      name: 'web-1',
+      namespace: 'default',
+      body: { metadata: { name: 'web-1' }, target },
+    });
+    // The server answers a Status; client-node deserialises it as a V1Binding, keeping only kind/apiVersion.
+    expect(status.kind).toBe('Status');
+    const bound = await core.readNamespacedPod({ name: 'web-1', namespace: 'default' });
+    expect(bound.spec?.nodeName).toBe('n1');
+    expect(bound.status?.conditions).toContainEqual(expect.objectContaining({ type: 'PodScheduled', status: 'True' }));
+    const again = await apiError(
+      core.createNamespacedBinding({ namespace: 'default', body: { metadata: { name: 'web-1' }, target } }),
+    );
+    expect(again.code).toBe(409);
+    expect(again.status.message).toContain('pod web-1 is already assigned to node "n1"');
+  });
+});
+
+describe('namespaces', () => {
+  it('deleting a namespace removes its objects and the namespace', async () => {
+    await core.createNamespace({ body: { metadata: { name: 'shop' } } });
+    await core.createNamespacedPod({ namespace: 'shop', body: newPod('web-1') });
+    const deleted = await core.deleteNamespace({ name: 'shop' });
+    expect(deleted.kind).toBe('Namespace');
+    expect(server.store.count('pods', 'shop')).toBe(0);
+    expect(server.store.get('namespaces', 'shop')).toBeUndefined();
+  });
+});
+
 describe('discovery, authentication and errors', () => {
   it('serves /api, /apis, group and resource lists including pods/eviction', async () => {
     const headers = { Authorization: 'Bearer test-token' };

@@ -2,7 +2,7 @@
 import { CoreV1Api, PolicyV1Api, type V1Eviction, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RawPdb, RawPod, StoreChange, TestApiServer } from '../apiserver/index.js';
-import { startTestApiServer } from '../apiserver/index.js';
+import { ManualClock, startTestApiServer } from '../apiserver/index.js';
 import { apiError, node, pdb, pod, waitFor } from './fixtures.js';
 
 let server: TestApiServer;
@@ -97,6 +97,38 @@ describe('disruption controller', () => {
       reason: 'SyncFailed',
       message: 'found no controllers for pod "orphan"',
     });
+  });
+});
+
+describe('disruption controller timing (manual clock)', () => {
+  it('keeps a pod recorded in disruptedPods out of currentHealthy for 2 minutes, then counts it again', async () => {
+    await server.close();
+    const clock = new ManualClock(Date.parse('2025-01-01T00:00:00Z'));
+    server = await startTestApiServer({ clock });
+    server.store.createAll([
+      node('n1'),
+      pod('web-1', { labels: { app: 'web' }, nodeName: 'n1' }),
+      pod('web-2', { labels: { app: 'web' }, nodeName: 'n1' }),
+    ]);
+    server.store.create(pdb('web', { minAvailable: 1, matchLabels: { app: 'web' } }));
+    clock.advance(0);
+    const status = (): RawPdb['status'] => server.store.get<RawPdb>('poddisruptionbudgets', 'web')?.status;
+    expect(status()).toMatchObject({ currentHealthy: 2, disruptionsAllowed: 1 });
+    // What an eviction whose pod deletion never happened leaves behind.
+    server.store.mutate<RawPdb>('poddisruptionbudgets', 'web', 'default', (p) => {
+      p.status = { ...p.status!, disruptionsAllowed: 0, disruptedPods: { 'web-1': '2025-01-01T00:00:00Z' } };
+    });
+    clock.advance(0);
+    expect(status()).toMatchObject({
+      currentHealthy: 1,
+      disruptionsAllowed: 0,
+      disruptedPods: { 'web-1': '2025-01-01T00:00:00Z' },
+    });
+    clock.advance(119_000);
+    expect(status()?.currentHealthy).toBe(1);
+    clock.advance(2_000);
+    expect(status()).toMatchObject({ currentHealthy: 2, disruptionsAllowed: 1 });
+    expect(status()?.disruptedPods).toBeUndefined();
   });
 });
 

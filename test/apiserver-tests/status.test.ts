@@ -8,9 +8,10 @@ import {
   setHeaderOptions,
   type V1Lease,
 } from '@kubernetes/client-node';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KubeObject, TestApiServer } from '../apiserver/index.js';
-import { startTestApiServer } from '../apiserver/index.js';
+import { readCrdFile, startTestApiServer } from '../apiserver/index.js';
 import { apiError, pdb } from './fixtures.js';
 
 let server: TestApiServer;
@@ -166,6 +167,21 @@ describe('RebalancePolicy (cluster-scoped custom resource with /status)', () => 
       body: { apiVersion: 'rebalancer.dev/v1alpha1', kind: 'RebalancePolicy', metadata: { name: 'p' } },
     })) as Policy;
     expect(created.spec).toEqual({ mode: 'DryRun', eviction: { maxPerCycle: 10 } });
+  });
+});
+
+describe("the project's CRD (crds/rebalancer.dev_rebalancepolicies.yaml)", () => {
+  it('serves RebalancePolicy with the schema defaults of the DESIGN contract', async () => {
+    await server.close();
+    server = await startTestApiServer({
+      crds: readCrdFile(fileURLToPath(new URL('../../crds/rebalancer.dev_rebalancepolicies.yaml', import.meta.url))),
+    });
+    custom = server.kubeConfig().makeApiClient(CustomObjectsApi);
+    const created = (await custom.createClusterCustomObject({
+      ...GROUP,
+      body: { apiVersion: 'rebalancer.dev/v1alpha1', kind: 'RebalancePolicy', metadata: { name: 'default' }, spec: {} },
+    })) as Policy;
+    expect(created.spec).toMatchObject({ mode: 'DryRun', eviction: { maxPerCycle: 10, maxPerNode: 2 } });
   });
 });
 

@@ -116,6 +116,40 @@ describe('watch', () => {
     seen.controller.abort();
   });
 
+  it('watches a single object through GET .../{name}?watch=true', async () => {
+    server.store.createAll([pod('a'), pod('b')]);
+    const rv = String(server.store.resourceVersion());
+    const seen = await watchPods({ resourceVersion: rv }, '/api/v1/namespaces/default/pods/b');
+    server.store.patch('pods', 'a', 'default', { metadata: { labels: { x: '1' } } });
+    server.store.patch('pods', 'b', 'default', { metadata: { labels: { x: '1' } } });
+    await waitFor(() => seen.events.length === 1);
+    expect(seen.events.map((e) => `${e.type} ${e.name}`)).toEqual(['MODIFIED b']);
+    seen.controller.abort();
+  });
+
+  it('serves events.k8s.io/v1 watches in that API version', async () => {
+    const seen = await watchPods(
+      { resourceVersion: String(server.store.resourceVersion()) },
+      '/apis/events.k8s.io/v1/namespaces/default/events',
+    );
+    server.store.create({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'e1', namespace: 'default' },
+      involvedObject: { kind: 'Pod', name: 'a', namespace: 'default' },
+      reason: 'Evicted',
+      message: 'moved',
+      type: 'Normal',
+    });
+    await waitFor(() => seen.events.length === 1);
+    expect(seen.events[0]?.object).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      note: 'moved',
+      regarding: { name: 'a' },
+    });
+    seen.controller.abort();
+  });
+
   it('fans out by resource: a node write reaches node watchers only', async () => {
     const pods = await watchPods({ resourceVersion: String(server.store.resourceVersion()) });
     const nodes = await watchPods({ resourceVersion: String(server.store.resourceVersion()) }, '/api/v1/nodes');

@@ -72,6 +72,7 @@ export class TestStore {
     return objs.map((obj) => this.create(obj));
   }
 
+  /** A copy of the object, or undefined. `namespace` defaults to `default` for namespaced resources. */
   get<T extends KubeObject = KubeObject>(resource: string, name: string, namespace?: string): T | undefined {
     const def = this.def(resource);
     const stored = this.api.store.get(def.storage, def.namespaced ? (namespace ?? 'default') : undefined, name);
@@ -85,6 +86,7 @@ export class TestStore {
     return found;
   }
 
+  /** Copies of the objects matching the options (all namespaces unless `namespace` is given), unsorted. */
   list<T extends KubeObject = KubeObject>(resource: string, options: StoreListOptions = {}): T[] {
     const def = this.def(resource);
     const matches = this.api.matcher(def, options);

@@ -21,7 +21,8 @@ import type { KubeApi, WriteResult } from './api.js';
 import { rfc3339 } from './clock.js';
 import { errors, successStatus } from './errors.js';
 import { isPodReady, isTerminal, isTerminating, setCondition } from './pods.js';
-import { compileLabelSelector } from './selectors.js';
+import type { Selector } from './selectors.js';
+import { compileLabelSelectorOrNothing } from './selectors.js';
 import type { DeleteOptions, KubeObject, RawPdb, RawPod } from './types.js';
 import { isObject } from './types.js';
 
@@ -48,15 +49,19 @@ function sameDryRun(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
+/** Compiled PDB selectors, per stored (immutable) PDB object. */
+const selectors = new WeakMap<RawPdb, Selector>();
+
 function pdbsForPod(api: KubeApi, pod: RawPod): RawPdb[] {
   const matching: RawPdb[] = [];
   for (const pdb of api.store.iterate<RawPdb>(PDB_STORAGE, pod.metadata.namespace ?? '')) {
-    try {
-      const selector = compileLabelSelector(pdb.spec?.selector);
-      if (selector.matches(pod.metadata.labels)) matching.push(pdb);
-    } catch {
-      // an invalid selector matches no pod
+    let selector = selectors.get(pdb);
+    if (selector === undefined) {
+      // An invalid selector matches no pod.
+      selector = compileLabelSelectorOrNothing(pdb.spec?.selector);
+      selectors.set(pdb, selector);
     }
+    if (selector.matches(pod.metadata.labels)) matching.push(pdb);
   }
   return matching;
 }

@@ -32,6 +32,13 @@ export interface HttpDeps {
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
+/** Server-side apply (application/apply-patch+yaml) is not implemented: it answers 415 like an unknown type. */
+const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+];
+
 interface Route extends RequestInfo {
   /** `api` or `apis` for resource requests; undefined for other paths. */
   prefix: string | undefined;
@@ -272,6 +279,9 @@ export function createRequestHandler(deps: HttpDeps): (req: IncomingMessage, res
     const { api } = deps;
     const sub = r.subresource;
     if (sub !== undefined && !def.subresources.includes(sub)) throw errors.pathNotFound();
+    if (def.storage === '-bindings' && !(req.method === 'POST' && r.name === undefined)) {
+      throw errors.methodNotSupported({ group: def.group, resource: def.resource }, r.verb);
+    }
     if (!def.namespaced && r.namespace !== undefined) throw errors.pathNotFound();
     const ns = r.namespace;
     const name = r.name;
@@ -324,6 +334,7 @@ export function createRequestHandler(deps: HttpDeps): (req: IncomingMessage, res
     }
     if (method === 'PATCH' && name !== undefined && (sub === undefined || sub === 'status')) {
       const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+      if (!PATCH_TYPES.includes(contentType)) throw errors.unsupportedMediaType(contentType, PATCH_TYPES);
       return api.patch(def, ns, name, contentType, await readJson(), statusSub, dryRunValues(url).includes('All'));
     }
     if (method === 'DELETE' && name !== undefined && sub === undefined) {

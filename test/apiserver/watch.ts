@@ -181,11 +181,14 @@ export class WatchStream implements EventSink {
   }
 
   private scheduleBookmark(): void {
-    this.bookmark = this.hub.timers.set(() => {
-      if (this.closed) return;
-      this.sendBookmark(false);
-      this.scheduleBookmark();
-    }, this.hub.settings.bookmarkIntervalMs);
+    this.bookmark = this.hub.timers.set(
+      () => {
+        if (this.closed) return;
+        this.sendBookmark(false);
+        this.scheduleBookmark();
+      },
+      Math.max(1, this.hub.settings.bookmarkIntervalMs),
+    );
   }
 
   private sendBookmark(initialEventsEnd: boolean): void {

@@ -37,6 +37,12 @@ interface IndexedPdb {
   name: string;
   selector: Selector;
   selectorError: string | undefined;
+  /** The `namespace\0key=value` slot of one equality term of the selector, if it has one. */
+  slot: string | undefined;
+}
+
+function labelSlot(namespace: string, key: string, value: string): string {
+  return `${namespace}\u0000${key}=${value}`;
 }
 
 function scaled(value: number | string, total: number): number {
@@ -46,9 +52,28 @@ function scaled(value: number | string, total: number): number {
   return Math.ceil((Number(match[1]) * total) / 100);
 }
 
+function addTo(map: Map<string, Set<string>>, slot: string, key: string): void {
+  let set = map.get(slot);
+  if (set === undefined) {
+    set = new Set();
+    map.set(slot, set);
+  }
+  set.add(key);
+}
+
+function removeFrom(map: Map<string, Set<string>>, slot: string, key: string): void {
+  const set = map.get(slot);
+  if (set === undefined) return;
+  set.delete(key);
+  if (set.size === 0) map.delete(slot);
+}
+
 export class DisruptionController {
   private readonly index = new Map<string, IndexedPdb>();
   private readonly byNamespace = new Map<string, Set<string>>();
+  /** PDB keys by one equality term of their selector; PDBs without one are in `unslotted` (per namespace). */
+  private readonly pdbsBySlot = new Map<string, Set<string>>();
+  private readonly unslotted = new Map<string, Set<string>>();
   private readonly dirty = new Set<string>();
   /** Pod names by `namespace\0key=value`, so a matchLabels selector need not scan its namespace. */
   private readonly podsByLabel = new Map<string, Set<string>>();
@@ -93,6 +118,8 @@ export class DisruptionController {
     this.rechecks.clear();
     this.index.clear();
     this.byNamespace.clear();
+    this.pdbsBySlot.clear();
+    this.unslotted.clear();
     this.dirty.clear();
     this.podsByLabel.clear();
   }
@@ -101,7 +128,7 @@ export class DisruptionController {
     const ns = pod.metadata.namespace ?? '';
     const name = pod.metadata.name ?? '';
     for (const [key, value] of Object.entries(pod.metadata.labels ?? {})) {
-      const slot = `${ns}\u0000${key}=${value}`;
+      const slot = labelSlot(ns, key, value);
       let names = this.podsByLabel.get(slot);
       if (delta > 0) {
         if (names === undefined) {
@@ -121,7 +148,7 @@ export class DisruptionController {
     let narrowest: Set<string> | undefined;
     for (const req of selector.requirements) {
       if (req.op !== 'in' || req.values.length !== 1) continue;
-      const names = this.podsByLabel.get(`${namespace}\u0000${req.key}=${req.values[0] ?? ''}`) ?? new Set<string>();
+      const names = this.podsByLabel.get(labelSlot(namespace, req.key, req.values[0] ?? '')) ?? new Set<string>();
       if (narrowest === undefined || names.size < narrowest.size) narrowest = names;
     }
     const pods: RawPod[] = [];
@@ -171,6 +198,7 @@ export class DisruptionController {
     const namespace = pdb.metadata.namespace ?? '';
     const name = pdb.metadata.name ?? '';
     const key = objectKey(namespace, name);
+    this.unslot(key);
     let selector = NOTHING;
     let selectorError: string | undefined;
     try {
@@ -178,23 +206,44 @@ export class DisruptionController {
     } catch (err) {
       selectorError = (err as Error).message;
     }
-    this.index.set(key, { namespace, name, selector, selectorError });
-    let set = this.byNamespace.get(namespace);
-    if (set === undefined) {
-      set = new Set();
-      this.byNamespace.set(namespace, set);
-    }
-    set.add(key);
+    const equality = selector.requirements.find((req) => req.op === 'in' && req.values.length === 1);
+    const slot = equality === undefined ? undefined : labelSlot(namespace, equality.key, equality.values[0] ?? '');
+    this.index.set(key, { namespace, name, selector, selectorError, slot });
+    addTo(this.byNamespace, namespace, key);
+    if (slot === undefined) addTo(this.unslotted, namespace, key);
+    else addTo(this.pdbsBySlot, slot, key);
+  }
+
+  private unslot(key: string): void {
+    const entry = this.index.get(key);
+    if (entry === undefined) return;
+    if (entry.slot === undefined) removeFrom(this.unslotted, entry.namespace, key);
+    else removeFrom(this.pdbsBySlot, entry.slot, key);
   }
 
   private unindexPdb(pdb: KubeObject): void {
     const namespace = pdb.metadata.namespace ?? '';
     const key = objectKey(namespace, pdb.metadata.name ?? '');
+    this.unslot(key);
     this.index.delete(key);
-    this.byNamespace.get(namespace)?.delete(key);
+    removeFrom(this.byNamespace, namespace, key);
     this.dirty.delete(key);
     this.timers.clear(this.rechecks.get(key));
     this.rechecks.delete(key);
+  }
+
+  /** Marks dirty every PDB whose selector matches the labels of `pod` (found through the slot index). */
+  private dirtyPdbsMatching(pod: KubeObject): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const labels = pod.metadata.labels ?? {};
+    const check = (key: string): void => {
+      if (this.dirty.has(key)) return;
+      if (this.index.get(key)?.selector.matches(labels)) this.dirty.add(key);
+    };
+    for (const key of this.unslotted.get(namespace) ?? []) check(key);
+    for (const [label, value] of Object.entries(labels)) {
+      for (const key of this.pdbsBySlot.get(labelSlot(namespace, label, value)) ?? []) check(key);
+    }
   }
 
   private observe(event: StoreEvent): void {
@@ -214,17 +263,8 @@ export class DisruptionController {
       case 'pods': {
         if (event.prev !== undefined) this.indexPodLabels(event.prev, -1);
         if (event.type !== 'DELETED') this.indexPodLabels(event.object, 1);
-        const namespace = event.object.metadata.namespace ?? '';
-        for (const key of this.byNamespace.get(namespace) ?? []) {
-          const entry = this.index.get(key);
-          if (entry === undefined) continue;
-          if (
-            entry.selector.matches(event.object.metadata.labels) ||
-            (event.prev !== undefined && entry.selector.matches(event.prev.metadata.labels))
-          ) {
-            this.dirty.add(key);
-          }
-        }
+        this.dirtyPdbsMatching(event.object);
+        if (event.prev !== undefined) this.dirtyPdbsMatching(event.prev);
         break;
       }
       case 'replicasets.apps':
@@ -343,7 +383,7 @@ export class DisruptionController {
       const since = previous[name];
       if (isTerminating(pod) || since === undefined) continue;
       const expectedDeletion = Date.parse(since) + this.deletionTimeoutMs;
-      if (expectedDeletion < now) continue;
+      if (expectedDeletion <= now) continue;
       disruptedPods[name] = since;
       if (recheckAt === undefined || expectedDeletion < recheckAt) recheckAt = expectedDeletion;
     }

@@ -1,8 +1,10 @@
 // A small scheduler: binds each unscheduled pod (no spec.nodeName, not terminating, not finished, no scheduling
 // gates, schedulerName default-scheduler or unset) through the pods/binding logic, choosing the node with a
-// pluggable function. Pods are taken in priority order, then by creation time. When the function returns
-// undefined the pod gets PodScheduled=False/Unschedulable (as kube-scheduler reports it) and is retried when a node
-// is added or changes, when a pod is deleted, and every `retryIntervalMs`.
+// pluggable function. Work happens in passes: a pass starts `bindDelayMs` after the first pod is queued and takes
+// every queued pod, in priority order then by creation time, handing all of them the same ClusterState (so a
+// function may cache per state object; raise bindDelayMs to batch more pods per pass at scale). When the function
+// returns undefined the pod gets PodScheduled=False/Unschedulable (as kube-scheduler reports it) and is retried when
+// a node is added or changes, when a pod is deleted, and every `retryIntervalMs`.
 // The default function picks the least-loaded node (fewest non-finished pods) whose labels satisfy the pod's
 // nodeSelector — nothing else (no resources, taints, affinity or spread); tests plug in the real simulation.
 
@@ -219,14 +221,29 @@ export class Scheduler {
         (b.spec.priority ?? 0) - (a.spec.priority ?? 0) ||
         ((a.metadata.creationTimestamp ?? '') < (b.metadata.creationTimestamp ?? '') ? -1 : 1),
     );
+    // `pods` is listed on first use (the default function never needs it). Later pods of a pass must see earlier
+    // bindings: the bound version replaces the pod in the listed array.
+    const store = this.api.store;
+    let pods: RawPod[] | undefined;
     const state: ClusterState = {
-      nodes: this.api.store.list<RawNode>('nodes'),
-      pods: this.api.store.list<RawPod>('pods'),
+      nodes: store.list<RawNode>('nodes'),
+      get pods(): RawPod[] {
+        pods ??= store.list<RawPod>('pods');
+        return pods;
+      },
       podsPerNode: this.podsPerNode,
     };
-    // Later pods of a pass must see earlier bindings: the bound version replaces the pod in `state.pods`.
-    const position = candidates.length > 1 ? new Map(state.pods.map((p, i) => [p, i])) : undefined;
-    for (const pod of candidates) this.place(pod, state, position);
+    let position: Map<RawPod, number> | undefined;
+    candidates.forEach((pod, i) => {
+      const bound = this.place(pod, state);
+      if (bound === undefined || pods === undefined || i === candidates.length - 1) return;
+      position ??= new Map(pods.map((p, j) => [p, j]));
+      const index = position.get(pod);
+      if (index !== undefined) {
+        pods[index] = bound;
+        position.set(bound, index);
+      }
+    });
     if (this.unschedulable.size > 0 && this.retryTimer === undefined) {
       this.retryTimer = this.timers.set(() => {
         this.retryTimer = undefined;
@@ -235,7 +252,8 @@ export class Scheduler {
     }
   }
 
-  private place(pod: RawPod, state: ClusterState, position: Map<RawPod, number> | undefined): void {
+  /** Tries to bind `pod`; returns the bound pod, or undefined when it stays unscheduled. */
+  private place(pod: RawPod, state: ClusterState): RawPod | undefined {
     const namespace = pod.metadata.namespace ?? '';
     const name = pod.metadata.name ?? '';
     const key = objectKey(namespace, name);
@@ -248,18 +266,16 @@ export class Scheduler {
     if (node === undefined) {
       this.unschedulable.add(key);
       this.markUnschedulable(pod, state.nodes.length);
-      return;
+      return undefined;
     }
     try {
       this.api.bind(namespace, name, { metadata: { name }, target: { kind: 'Node', name: node } });
     } catch (err) {
       this.errors.push(`${key}: ${(err as Error).message}`);
-      return;
+      return undefined;
     }
     this.placements.push({ namespace, name, node, time: this.api.now() });
-    const bound = this.api.store.get<RawPod>('pods', namespace, name);
-    const index = position?.get(pod);
-    if (bound !== undefined && index !== undefined) state.pods[index] = bound;
+    return this.api.store.get<RawPod>('pods', namespace, name);
   }
 
   private markUnschedulable(pod: RawPod, nodeCount: number): void {
