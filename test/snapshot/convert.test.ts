@@ -961,7 +961,7 @@ describe('errors through the loader name the object', () => {
     [
       'a nameless pod',
       [makeNode('a1'), makePod('p').set('metadata.name', undefined)],
-      'document 1, items[1]',
+      'Pod at document 1, items[1]',
       'metadata.name',
     ],
   ])('%s', (_name, objects, object, field) => {

@@ -218,7 +218,7 @@ describe('bad input', () => {
     ],
     ['a missing kind', 'missing-kind.yaml', 'document 1, items[1]', 'kind', /is required/],
     ['an empty file', 'empty.yaml', undefined, undefined, /contains no Kubernetes objects/],
-    ['a Pod missing metadata.name', 'pod-missing-name.yaml', 'document 1, items[1]', 'metadata.name', /is required/],
+    ['a Pod missing metadata.name', 'pod-missing-name.yaml', 'Pod at document 1, items[1]', 'metadata.name', /is required/],
     [
       'a malformed label selector (operator Inn)',
       'bad-selector-operator.yaml',
