@@ -1,10 +1,12 @@
 // The client-side rate limiter every API request goes through (lists, watches, evictions, status, events, leases):
 // a token bucket of `qps` tokens per second holding at most `burst`, as client-go's flowcontrol limiter.
 //
-// acquire() reserves a token at once (the bucket may go negative) and then sleeps until that reservation matures,
-// so callers are served strictly in arrival order and the long-run rate is exactly `qps` without a timer loop.
-// pauseUntil() holds every request until an instant (the server's Retry-After on a throttling 429): requests already
-// waiting for a token wait for the pause too.
+// Waiters queue in arrival order; a token is handed out only when it exists at the moment of the grant. So even
+// when the process stalls (a long plan, a GC pause), what goes out afterwards is at most the `burst` the bucket
+// refilled, never the backlog of everything that became due during the stall: in any interval of length T at most
+// burst + qps × T requests are granted.
+// pauseUntil() holds every request until an instant (the server's Retry-After on a throttling 429), including those
+// already waiting.
 import type { Clock } from './clock.js';
 
 export interface RateLimiterOptions {
@@ -16,12 +18,14 @@ export interface RateLimiterOptions {
 }
 
 export interface RateLimiter {
-  /** Resolves when the caller may send one request (or at once when `signal` aborts). */
+  /** Resolves when the caller may send one request (or at once when `signal` aborts; no token is used then). */
   acquire(signal?: AbortSignal): Promise<void>;
   /** No request starts before `instant` (epoch ms). */
   pauseUntil(instant: number): void;
   /** Requests granted so far (for tests and debugging). */
   granted(): number;
+  /** Requests waiting for a token. */
+  waiting(): number;
 }
 
 export class RateLimiterConfigError extends Error {
@@ -30,6 +34,11 @@ export class RateLimiterConfigError extends Error {
     super(message);
     this.name = 'RateLimiterConfigError';
   }
+}
+
+interface Waiter {
+  readonly resolve: () => void;
+  done: boolean;
 }
 
 export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
@@ -44,33 +53,68 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   let last = clock.now();
   let notBefore = 0;
   let count = 0;
+  const queue: Waiter[] = [];
+  let timer: AbortController | undefined;
 
-  function reserve(): number {
-    const now = clock.now();
+  function refill(now: number): void {
     tokens = Math.min(burst, tokens + (now - last) / msPerToken);
     last = now;
-    tokens -= 1;
-    // The reservation matures when the deficit has been refilled.
-    return tokens >= 0 ? now : now + -tokens * msPerToken;
   }
 
-  async function acquire(signal?: AbortSignal): Promise<void> {
-    const ready = reserve();
+  /** Grants what can be granted now; otherwise sleeps until the next token (or the end of a pause). */
+  function pump(): void {
     for (;;) {
-      if (signal?.aborted === true) return;
-      const until = Math.max(ready, notBefore);
-      const wait = until - clock.now();
-      if (wait <= 0) break;
-      await clock.sleep(wait, signal);
+      while (queue.length > 0 && queue[0]!.done) queue.shift();
+      const head = queue[0];
+      if (head === undefined) return;
+      const now = clock.now();
+      refill(now);
+      if (now >= notBefore && tokens >= 1) {
+        tokens -= 1;
+        queue.shift();
+        head.done = true;
+        count++;
+        head.resolve();
+        continue;
+      }
+      if (timer !== undefined) return;
+      const wait = Math.max(notBefore - now, (1 - tokens) * msPerToken, 0);
+      const sleeping = new AbortController();
+      timer = sleeping;
+      void clock.sleep(Math.max(1, Math.ceil(wait)), sleeping.signal).then(() => {
+        if (timer === sleeping) timer = undefined;
+        pump();
+      });
+      return;
     }
-    count++;
+  }
+
+  function acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted === true) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const waiter: Waiter = { resolve, done: false };
+      queue.push(waiter);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (waiter.done) return;
+          waiter.done = true;
+          resolve();
+        },
+        { once: true },
+      );
+      pump();
+    });
   }
 
   return {
     acquire,
     pauseUntil: (instant) => {
-      notBefore = Math.max(notBefore, instant);
+      if (instant <= notBefore) return;
+      notBefore = instant;
+      // A sleeper scheduled for an earlier token must not grant during the pause: it re-checks when it wakes.
     },
     granted: () => count,
+    waiting: () => queue.filter((w) => !w.done).length,
   };
 }
