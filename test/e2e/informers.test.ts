@@ -2,7 +2,7 @@
 // model, no managedFields or raw spec), a 410 relists, a non-410 watch error or a reset connection (which stop
 // client-node 1.4's ListWatch) is survived by the supervisor, a failing list delays readiness until it succeeds.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TestApiServer } from '../apiserver/index.js';
+import type { KubeObject, TestApiServer } from '../apiserver/index.js';
 import { createDeployment, startCluster, startOperator, waitFor, type OperatorHandle } from './harness.js';
 
 let server: TestApiServer | undefined;
@@ -14,7 +14,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-function barePod(name: string): Record<string, unknown> {
+function barePod(name: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -143,15 +143,14 @@ function grants(): Map<string, Access> {
       const obj = doc.toJS() as { kind?: string; metadata?: { namespace?: string }; rules?: Rule[] } | null;
       if (obj === null || (obj.kind !== 'ClusterRole' && obj.kind !== 'Role')) continue;
       const namespace = obj.kind === 'Role' ? obj.metadata?.namespace : undefined;
-      for (const rule of obj.rules ?? []) {
-        for (const group of rule.apiGroups ?? []) {
-          for (const resource of rule.resources ?? []) {
-            for (const verb of rule.verbs ?? []) {
-              const access: Access = { verb, group, resource, ...(namespace ? { namespace } : {}) };
-              out.set(key(access), access);
-            }
-          }
-        }
+      const tuples = (obj.rules ?? []).flatMap((rule) =>
+        (rule.apiGroups ?? []).flatMap((group) =>
+          (rule.resources ?? []).flatMap((resource) => (rule.verbs ?? []).map((verb) => ({ verb, group, resource }))),
+        ),
+      );
+      for (const t of tuples) {
+        const access: Access = { ...t, ...(namespace ? { namespace } : {}) };
+        out.set(key(access), access);
       }
     }
   }

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TestApiServer } from '../apiserver/index.js';
 import { buildProgram, main } from '../../src/cli/program.js';
 import { runOperator } from '../../src/operator/run.js';
@@ -106,13 +106,12 @@ describe('kube-rebalancer run (command line)', () => {
     const program = buildProgram({ stdout: () => undefined, stderr: (s) => (err += s) });
     await expect(program.parseAsync(['run', '--kube-api-qps', '0'], { from: 'user' })).rejects.toThrow();
     expect(err).toContain('must be a number > 0');
-    const write = process.stderr.write;
-    process.stderr.write = () => true;
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
       expect(await main(['run', '--kube-api-qps', '-1'])).toBe(2);
       expect(await main(['run', '--kube-api-burst', 'many'])).toBe(2);
     } finally {
-      process.stderr.write = write;
+      stderr.mockRestore();
     }
   });
 });
