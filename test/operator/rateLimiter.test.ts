@@ -1,0 +1,107 @@
+// The token bucket: burst, sustained rate, FIFO order, pauses (Retry-After), aborts; and, as a property over random
+// arrival patterns, that no interval of length T ever sees more than burst + qps × T grants.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createRateLimiter, RateLimiterConfigError } from '../../src/operator/rateLimiter.js';
+import { ManualClock } from './fakes.js';
+
+async function grantTimes(clock: ManualClock, qps: number, burst: number, arrivals: number[]): Promise<number[]> {
+  const limiter = createRateLimiter({ qps, burst, clock });
+  const start = clock.now();
+  const times: number[] = [];
+  const pending: Promise<void>[] = [];
+  let elapsed = 0;
+  for (const at of [...arrivals].sort((a, b) => a - b)) {
+    await clock.advance(at - elapsed);
+    elapsed = at;
+    pending.push(limiter.acquire().then(() => void times.push(clock.now() - start)));
+  }
+  await clock.advance(100_000);
+  await Promise.all(pending);
+  return times;
+}
+
+describe('rate limiter', () => {
+  it('lets a burst through at once, then one request per 1/qps', async () => {
+    const clock = new ManualClock();
+    const times = await grantTimes(clock, 10, 3, [0, 0, 0, 0, 0, 0]);
+    expect(times).toEqual([0, 0, 0, 100, 200, 300]);
+  });
+
+  it('refills while idle, never beyond the burst', async () => {
+    const clock = new ManualClock();
+    const times = await grantTimes(clock, 10, 2, [0, 0, 5000, 5000, 5000]);
+    expect(times).toEqual([0, 0, 5000, 5000, 5100]);
+  });
+
+  it('serves waiters in arrival order', async () => {
+    const clock = new ManualClock();
+    const limiter = createRateLimiter({ qps: 100, burst: 1, clock });
+    const order: number[] = [];
+    const all = [1, 2, 3, 4].map((i) => limiter.acquire().then(() => void order.push(i)));
+    await clock.advance(1000);
+    await Promise.all(all);
+    expect(order).toEqual([1, 2, 3, 4]);
+  });
+
+  it('holds every request, waiting ones included, until a pause ends', async () => {
+    const clock = new ManualClock();
+    const limiter = createRateLimiter({ qps: 1000, burst: 10, clock });
+    const start = clock.now();
+    await limiter.acquire();
+    limiter.pauseUntil(start + 2000);
+    const granted: number[] = [];
+    const waiting = [limiter.acquire(), limiter.acquire()].map((p) =>
+      p.then(() => void granted.push(clock.now() - start)),
+    );
+    await clock.advance(1999);
+    expect(granted).toEqual([]);
+    await clock.advance(10);
+    await Promise.all(waiting);
+    expect(granted.every((t) => t >= 2000)).toBe(true);
+    expect(limiter.granted()).toBe(3);
+  });
+
+  it('an aborted wait resolves at once and uses no token', async () => {
+    const clock = new ManualClock();
+    const limiter = createRateLimiter({ qps: 1, burst: 1, clock });
+    await limiter.acquire();
+    const abort = new AbortController();
+    const aborted = limiter.acquire(abort.signal);
+    const next = limiter.acquire();
+    abort.abort();
+    await aborted;
+    expect(limiter.granted()).toBe(1);
+    await clock.advance(1000);
+    await next;
+    expect(limiter.granted()).toBe(2);
+  });
+
+  it('rejects a zero rate or a fractional burst', () => {
+    const clock = new ManualClock();
+    expect(() => createRateLimiter({ qps: 0, burst: 1, clock })).toThrow(RateLimiterConfigError);
+    expect(() => createRateLimiter({ qps: 5, burst: 1.5, clock })).toThrow(RateLimiterConfigError);
+  });
+
+  it('never grants more than burst + qps × T in any interval T (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 200 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 60 }),
+        async (qps, burst, arrivals) => {
+          const times = await grantTimes(new ManualClock(), qps, burst, arrivals);
+          expect(times).toHaveLength(arrivals.length);
+          for (const from of times) {
+            for (const to of times) {
+              if (to < from) continue;
+              const inside = times.filter((t) => t >= from && t <= to).length;
+              expect(inside).toBeLessThanOrEqual(burst + Math.floor((qps * (to - from)) / 1000));
+            }
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
