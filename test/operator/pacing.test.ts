@@ -10,7 +10,7 @@ const snapshot = buildSnapshot([
   makePod('web-1')
     .labels({ app: 'web' })
     .node('a1')
-    .spread({ topologyKey: ZONE, maxSkew: 1, selector: { app: 'web' } }),
+    .spread({ topologyKey: ZONE, maxSkew: 1, labelSelector: { matchLabels: { app: 'web' } } }),
 ]);
 const node = (name: string) => snapshot.nodes.find((n) => n.name === name)!;
 const pod = snapshot.pods[0]!;
