@@ -9,6 +9,7 @@
 // and the next candidate is tried, so a spent budget is routed around rather than hit.
 import { analyze, type Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
+import { tolerationsText } from '../analysis/eligibility.js';
 import { nodeAdmitsPod, type ViolationRecord } from '../analysis/violations.js';
 import { MATCH_EVERYTHING, matchesSelector } from '../model/labels.js';
 import { matchesNodeSelectorTerm, matchesRequiredNodeAffinity } from '../model/nodeAffinity.js';
@@ -54,9 +55,11 @@ export function compareCandidates(a: PodInfo, b: PodInfo): number {
   if (a.priority !== b.priority) return a.priority - b.priority;
   if (a.qos !== b.qos) return QOS_RANK[a.qos] - QOS_RANK[b.qos];
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+  // Equal creation times: the later name goes first (a controller's later replica, as the descheduler picks
+  // the last pods of a domain's list).
   const an = `${a.namespace}/${a.name}`;
   const bn = `${b.namespace}/${b.name}`;
-  return an < bn ? -1 : an > bn ? 1 : 0;
+  return an < bn ? 1 : an > bn ? -1 : 0;
 }
 
 type Attempt =
@@ -215,6 +218,7 @@ class Planner {
     const violations = this.analysis.violations
       .filter((v) => this.actsOn(v))
       .sort((a, b) => Number(a.soft) - Number(b.soft) || order.indexOf(a.strategy) - order.indexOf(b.strategy));
+    const degree = conflictDegrees(violations);
     for (const v of violations) {
       if (!this.stillHolds(v)) continue;
       if (this.limits.cycleFull) {
@@ -223,7 +227,8 @@ class Planner {
       }
       const candidates = [v.pod];
       if (v.strategy === 'PodAntiAffinity' && v.peer) candidates.push(v.peer);
-      candidates.sort(compareCandidates);
+      // The pod in the most anti-affinity conflicts goes first: one eviction may clear several.
+      candidates.sort((a, b) => (degree.get(b.uid) ?? 0) - (degree.get(a.uid) ?? 0) || compareCandidates(a, b));
       for (const pod of candidates) {
         const from = this.state.nodeOf(pod);
         if (!from) continue;
@@ -330,12 +335,12 @@ class Planner {
     let placementOnly = true;
     let lastReason: string | undefined;
     for (const pod of candidates) {
-      const wk = `${workloadKey(pod)}\u0000${pod.nodeName}`;
+      // Replicas of one workload on one node fare alike unless their spec differs where the scheduler looks.
+      const wk = `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}`;
       if (refusedWorkloads.has(wk)) continue;
       const result = this.attempt(pod, rules);
       if (!result.ok) {
         this.skip(pod, 'TopologySpread', result.reason);
-        // Replicas of one workload on one node fare alike: one refusal stands for all of them.
         refusedWorkloads.add(wk);
         placementOnly &&= result.placement;
         lastReason = result.reason;
@@ -395,6 +400,22 @@ class Planner {
     }
     return best;
   }
+}
+
+/** How many anti-affinity conflicts each pod is part of. */
+function conflictDegrees(violations: readonly ViolationRecord[]): Map<string, number> {
+  const degree = new Map<string, number>();
+  const seen = new Set<string>();
+  for (const v of violations) {
+    if (v.strategy !== 'PodAntiAffinity' || v.peer === undefined) continue;
+    const [a, b] = [v.pod.uid, v.peer.uid].sort();
+    const pair = `${a}\u0000${b}`;
+    if (seen.has(pair)) continue;
+    seen.add(pair);
+    degree.set(v.pod.uid, (degree.get(v.pod.uid) ?? 0) + 1);
+    degree.set(v.peer.uid, (degree.get(v.peer.uid) ?? 0) + 1);
+  }
+  return degree;
 }
 
 function preferredScore(pod: PodInfo, node: NodeInfo): number {

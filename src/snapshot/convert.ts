@@ -359,9 +359,9 @@ function nodeRequirement(raw: unknown, path: string, field: boolean): NodeSelect
       break;
     case 'Gt':
     case 'Lt':
-      if (values.length !== 1 || !INTEGER.test(values[0]!)) {
-        throw new FieldError(`${path}.values`, `must hold exactly one integer when operator is ${op}`);
-      }
+      // The API server only checks the count; a non-integer value is accepted and simply matches no node.
+      if (values.length !== 1)
+        throw new FieldError(`${path}.values`, `must hold exactly one value when operator is ${op}`);
       break;
   }
   const sorted = values.length > 1 ? [...new Set(values)].sort() : values;

@@ -526,11 +526,11 @@ describe('descheduler RemovePodsViolatingInterPodAntiAffinity (pod_antiaffinity_
 
   it.each<{ name: string; objects: Built[]; spec?: Record<string, unknown>; evicted: number | string[] }>([
     {
-      // Upstream (nodeFit off, one node) evicts p1, p3 and p4. With a node outside the region, we move p1 first
-      // (name order among equals), then p2, whose move clears p3's and p4's conflicts as well: 2 evictions.
-      name: 'p1, p3, p4 repel p2 on one node: p1 and p2 are evicted (upstream: p1, p3, p4)',
+      // Upstream (nodeFit off, one node) evicts p1, p3 and p4. We move the pod in the most conflicts first: p2,
+      // whose move clears p1's, p3's and p4's conflicts at once: 1 eviction.
+      name: 'p1, p3, p4 repel p2 on one node: p2 alone is evicted (upstream: p1, p3, p4)',
       objects: [mainRegion('n1'), makeNode('n2'), p1(), p2(), p3(), p4()],
-      evicted: ['p1', 'p2'],
+      evicted: ['p2'],
     },
     {
       name: 'the same without anywhere for p2 to go, but the others can: p1, p3 and p4 are evicted (upstream: 3)',

@@ -812,12 +812,10 @@ describe('scheduler semantics the descheduler does not model, in the same settin
   });
 });
 
-describe('known planner gap (reported, src/planner/plan.ts)', () => {
-  // bestStep() skips every pod of a workload on a node once one of them was refused ("replicas of one workload on
-  // one node fare alike"). Here pod-1 (nodeSelector zone=zoneA, so its replacement returns to zoneA) is refused
-  // first, and pod-0 of the same ReplicaSet on the same node is then never tried, although its replacement would
-  // go to zoneC. The descheduler evicts pod-0. it.fails keeps the expectation visible until the planner keys
-  // that shortcut on the pods' scheduling constraints too.
+describe('replicas of one workload on one node with different node affinity are tried one by one', () => {
+  // Here pod-1 (nodeSelector zone=zoneA, so its replacement returns to zoneA) is refused first; pod-0 of the same
+  // ReplicaSet on the same node has other scheduling constraints, so it is tried too and moved to zoneC, as the
+  // descheduler does.
   const c: Case = {
     name: '3 domains, sizes [2, 1, 0] with selectors, maxSkew=1, nodeAffinityPolicy=Ignore, should move 1 (pod-0) for [1, 1, 1]',
     objects: [
@@ -851,5 +849,5 @@ describe('known planner gap (reported, src/planner/plan.ts)', () => {
     evictions: 1,
     pods: ['pod-0'],
   };
-  it.fails(c.name, () => check(c));
+  it(c.name, () => check(c));
 });

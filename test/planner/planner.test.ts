@@ -378,9 +378,10 @@ describe('planner: PodDisruptionBudgets', () => {
         skipped: { pod: /^api-[01]$/, reason: /^PodDisruptionBudget shop\/api allows 0 disruptions$/ },
       },
       {
+        // Equal priority, QoS and age: the later name goes first.
         scenario: "the first workload's PDB allows one: its pod is evicted",
         pdbs: [makePdb('api', 'shop').selector({ app: 'api' }).minAvailable(1).allowed(1)],
-        evicted: ['api-0'],
+        evicted: ['api-1'],
         skipped: undefined,
       },
       {

@@ -496,11 +496,6 @@ describe('convertPod: node affinity', () => {
       [{ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1', '2'] }] }],
       `${path}.matchExpressions[0].values`,
     ],
-    [
-      'Lt with a non-integer',
-      [{ matchExpressions: [{ key: 'a', operator: 'Lt', values: ['1.5'] }] }],
-      `${path}.matchExpressions[0].values`,
-    ],
     ['invalid key', [{ matchExpressions: [{ key: 'a b', operator: 'Exists' }] }], `${path}.matchExpressions[0].key`],
     [
       'matchFields on a label',
@@ -1029,5 +1024,18 @@ describe('performance', () => {
       expect(snapshot.pods).toHaveLength(150_000);
     }
     expect(best).toBeLessThan(1500);
+  });
+});
+
+describe('convertPod: what the API server accepts loads', () => {
+  it('Lt with a non-integer value loads (the API only checks the count) and matches no node', () => {
+    const snapshot = buildSnapshot([
+      makeNode('n1').label('gen', '1'),
+      makePod('p')
+        .node('n1')
+        .nodeAffinityTerms([{ matchExpressions: [{ key: 'gen', operator: 'Lt', values: ['1.5'] }] }]),
+    ]);
+    const pod = snapshot.pods[0]!;
+    expect(matchesRequiredNodeAffinity(pod.requiredNodeAffinity, snapshot.nodes[0]!)).toBe(false);
   });
 });
