@@ -307,7 +307,6 @@ function computeQos(all: readonly ContainerResources[]): QosClass {
 // ---- node selection --------------------------------------------------------------------------------------------
 
 const NODE_OPERATORS: readonly NodeSelectorOperator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'];
-const INTEGER = /^[+-]?\d+$/;
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
