@@ -17,7 +17,12 @@ export class InputError extends Error {
   }
 }
 
-function formatInputError(file: string, object: string | undefined, field: string | undefined, problem: string): string {
+function formatInputError(
+  file: string,
+  object: string | undefined,
+  field: string | undefined,
+  problem: string,
+): string {
   const where = [file, object, field].filter((part): part is string => part !== undefined && part !== '').join(': ');
   return `${where}: ${problem}`;
 }

@@ -199,7 +199,8 @@ export interface PdbInfo {
   readonly maxUnavailable: IntOrPercent | undefined;
 }
 
-export type IntOrPercent = { readonly kind: 'int'; readonly value: number } | { readonly kind: 'percent'; readonly value: number };
+export type IntOrPercent =
+  { readonly kind: 'int'; readonly value: number } | { readonly kind: 'percent'; readonly value: number };
 
 export interface PriorityClassInfo {
   readonly name: string;
