@@ -1,0 +1,145 @@
+// Leader election against an in-memory Lease API with optimistic concurrency (a fake of coordination.k8s.io/v1),
+// on a manual clock: acquisition, renewal, expiry judged by local observation, the renew deadline applied at the
+// instant of the check, conflicts between candidates, and release on shutdown.
+import { ApiException, type V1Lease } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { createLeaderElector, type LeaderElectionOptions } from '../../src/operator/leaderElection.js';
+import { captureLogger, flush, ManualClock } from './fakes.js';
+
+class FakeLeases {
+  lease: V1Lease | undefined;
+  private rv = 1;
+  /** Identities whose calls fail (a partitioned replica). */
+  readonly partitioned = new Set<string>();
+  writes = 0;
+
+  api(identity: string): LeaderElectionOptions['api'] {
+    const check = (): void => {
+      if (this.partitioned.has(identity)) throw new Error('connect ETIMEDOUT');
+    };
+    const copy = (l: V1Lease): V1Lease => JSON.parse(JSON.stringify(l)) as V1Lease;
+    const store = (l: V1Lease): V1Lease => {
+      this.writes++;
+      this.lease = { ...copy(l), metadata: { ...l.metadata, resourceVersion: String(++this.rv) } };
+      return copy(this.lease);
+    };
+    return {
+      readNamespacedLease: async () => {
+        check();
+        if (this.lease === undefined) throw new ApiException(404, 'not found', '', {});
+        return copy(this.lease);
+      },
+      createNamespacedLease: async ({ body }) => {
+        check();
+        if (this.lease !== undefined) throw new ApiException(409, 'exists', '', {});
+        return store(body);
+      },
+      replaceNamespacedLease: async ({ body }) => {
+        check();
+        if (body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) {
+          throw new ApiException(409, 'conflict', '', {});
+        }
+        return store(body);
+      },
+    };
+  }
+
+  get holder(): string | undefined {
+    return this.lease?.spec?.holderIdentity;
+  }
+}
+
+function elector(leases: FakeLeases, clock: ManualClock, identity: string) {
+  return createLeaderElector({
+    api: leases.api(identity),
+    namespace: 'kube-rebalancer',
+    name: 'kube-rebalancer',
+    identity,
+    clock,
+    logger: captureLogger().logger,
+    leaseDurationMs: 3000,
+    renewDeadlineMs: 2000,
+    retryPeriodMs: 500,
+  });
+}
+
+describe('leader election', () => {
+  it('the first candidate creates the Lease and leads; the other follows while it is renewed', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    const a = elector(leases, clock, 'a');
+    const b = elector(leases, clock, 'b');
+    a.start();
+    await flush();
+    b.start();
+    await clock.advance(10_000);
+    expect(a.isLeader()).toBe(true);
+    expect(b.isLeader()).toBe(false);
+    expect(leases.holder).toBe('a');
+    expect(leases.lease?.spec?.leaseDurationSeconds).toBe(3);
+    await a.stop(false);
+    await b.stop(false);
+  });
+
+  it('a leader that cannot renew stops leading at its renew deadline, before anyone may take over', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    const a = elector(leases, clock, 'a');
+    const b = elector(leases, clock, 'b');
+    a.start();
+    await flush();
+    b.start();
+    await clock.advance(1000);
+    expect(a.isLeader()).toBe(true);
+    leases.partitioned.add('a');
+    const partitionedAt = clock.now();
+    // The deadline is applied when asked, even between two renew attempts.
+    await clock.advance(1900);
+    expect(a.isLeader()).toBe(true);
+    await clock.advance(200);
+    expect(a.isLeader()).toBe(false);
+    expect(b.isLeader()).toBe(false);
+    // b takes over only once the Lease has not changed for its whole duration, as b observed it.
+    await clock.advance(2000);
+    expect(b.isLeader()).toBe(true);
+    expect(clock.now() - partitionedAt).toBeGreaterThanOrEqual(3000);
+    expect(leases.holder).toBe('b');
+    expect(leases.lease?.spec?.leaseTransitions).toBe(1);
+    await a.stop(false);
+    await b.stop(false);
+  });
+
+  it('two candidates racing for an expired Lease: one wins, the other gets a conflict', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    leases.lease = {
+      metadata: { name: 'kube-rebalancer', namespace: 'kube-rebalancer', resourceVersion: '1' },
+      spec: { holderIdentity: 'gone', leaseDurationSeconds: 1, renewTime: new Date(0) },
+    };
+    const b = elector(leases, clock, 'b');
+    const c = elector(leases, clock, 'c');
+    b.start();
+    c.start();
+    await clock.advance(5000);
+    expect([b.isLeader(), c.isLeader()].filter(Boolean)).toHaveLength(1);
+    await b.stop(false);
+    await c.stop(false);
+  });
+
+  it('release on shutdown empties the holder so the follower takes over at its next retry', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    const a = elector(leases, clock, 'a');
+    const b = elector(leases, clock, 'b');
+    a.start();
+    await flush();
+    b.start();
+    await clock.advance(1000);
+    await a.stop(true);
+    expect(a.isLeader()).toBe(false);
+    expect(leases.holder).toBe('');
+    await clock.advance(600);
+    expect(b.isLeader()).toBe(true);
+    await b.stop(false);
+  });
+});

@@ -1,0 +1,94 @@
+// One cron task per policy, following metadata.generation; no task for invalid or suspended policies; never two
+// cycles of a policy at once (the late tick is counted as skipped_overlap); ticks ignored by non-leaders.
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import type { PolicyEntry } from '../../src/operator/clusterCache.js';
+import { PolicyScheduler } from '../../src/operator/policyScheduler.js';
+import { ClusterCache } from '../../src/operator/clusterCache.js';
+import { makePolicy } from '../builders.js';
+import { captureLogger, ManualCron, ManualClock } from './fakes.js';
+
+function entry(name: string, generation: number, spec: Record<string, unknown>): PolicyEntry {
+  const raw = makePolicy(name, spec);
+  (raw['metadata'] as Record<string, unknown>)['generation'] = generation;
+  return new ClusterCache(new ManualClock()).convertPolicy(raw);
+}
+
+function setup(leader = true) {
+  const cron = new ManualCron();
+  const registry = new Registry();
+  const metrics = createMetrics(registry);
+  const started: string[] = [];
+  const release: Array<() => void> = [];
+  const changes: string[] = [];
+  const scheduler = new PolicyScheduler({
+    cron: cron.factory,
+    logger: captureLogger().logger,
+    metrics,
+    isLeader: () => leader,
+    runCycle: (name) => {
+      started.push(name);
+      return new Promise<void>((resolve) => release.push(resolve));
+    },
+    specChanged: (e, previous) => changes.push(`${e.name}@${e.generation} (was ${previous ?? 'new'})`),
+    removed: (name) => changes.push(`${name} removed`),
+  });
+  return { cron, registry, scheduler, started, release, changes };
+}
+
+async function cycles(registry: Registry, result: string): Promise<number> {
+  const metric = await registry.getSingleMetric('rebalancer_cycles_total')!.get();
+  return metric.values.find((v) => v.labels['result'] === result)?.value ?? 0;
+}
+
+describe('policy scheduler', () => {
+  it('schedules on the spec, reschedules when the generation moves, ignores status-only updates', () => {
+    const { cron, scheduler, changes } = setup();
+    scheduler.onPolicy('upsert', entry('nightly', 1, { schedule: '0 3 * * *' }));
+    scheduler.onPolicy('upsert', entry('nightly', 1, { schedule: '0 3 * * *' }));
+    scheduler.onPolicy('upsert', entry('nightly', 2, { schedule: '*/10 * * * *' }));
+    expect(cron.tasks.map((t) => [t.expression, t.stopped])).toEqual([
+      ['0 3 * * *', true],
+      ['*/10 * * * *', false],
+    ]);
+    expect(scheduler.scheduleOf('nightly')).toBe('*/10 * * * *');
+    expect(changes).toEqual(['nightly@1 (was new)', 'nightly@2 (was 1)']);
+    scheduler.onPolicy('delete', entry('nightly', 2, {}));
+    expect(cron.tasks.every((t) => t.stopped)).toBe(true);
+    expect(changes.at(-1)).toBe('nightly removed');
+  });
+
+  it('gives invalid and suspended policies no task', () => {
+    const { cron, scheduler } = setup();
+    scheduler.onPolicy('upsert', entry('broken', 1, { mode: 'Sometimes' }));
+    scheduler.onPolicy('upsert', entry('paused', 1, { suspend: true }));
+    expect(cron.tasks).toEqual([]);
+    expect(scheduler.scheduleOf('paused')).toBeUndefined();
+  });
+
+  it('skips and counts a tick while the previous cycle of the policy still runs', async () => {
+    const { cron, registry, scheduler, started, release } = setup();
+    scheduler.onPolicy('upsert', entry('balance', 1, {}));
+    cron.fire('balance');
+    cron.fire('balance');
+    cron.fire('balance');
+    expect(started).toEqual(['balance']);
+    expect(scheduler.busy('balance')).toBe(true);
+    expect(await cycles(registry, 'skipped_overlap')).toBe(2);
+    release.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(scheduler.busy('balance')).toBe(false);
+    cron.fire('balance');
+    expect(started).toEqual(['balance', 'balance']);
+    release.shift()!();
+    await scheduler.stop();
+  });
+
+  it('ignores ticks while this replica is not the leader', () => {
+    const { cron, scheduler, started } = setup(false);
+    scheduler.onPolicy('upsert', entry('balance', 1, {}));
+    cron.fire('balance');
+    expect(started).toEqual([]);
+  });
+});
