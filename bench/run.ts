@@ -152,11 +152,19 @@ function cacheMemory(pods: number, nodes: number, targetMb: number): Record<stri
   return { ...figures, rssTargetMb: targetMb, rssWithinTarget: figures.cacheRssMb <= targetMb };
 }
 
+/** Balancing the 10k case against the test API server, in a fresh process (bench/balance.ts). */
+function endToEnd(): Record<string, unknown> {
+  const script = fileURLToPath(new URL('./balance.js', import.meta.url));
+  const out = execFileSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
 function main(): void {
   const only = process.argv[2];
   const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
   const results = CASES.filter((c) => only === undefined || c.name.includes(only)).map((c) => runCase(c, repeats));
   const memory = only === undefined ? [cacheMemory(10_000, 300, 220), cacheMemory(150_000, 5_000, 1024)] : [];
+  const balance = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? endToEnd() : undefined;
   const out = {
     machine: {
       cpus: os.cpus().length,
@@ -167,6 +175,7 @@ function main(): void {
     repeats,
     results,
     cacheMemory: memory,
+    ...(balance !== undefined ? { balance10k: balance } : {}),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }
