@@ -186,3 +186,34 @@ describe('a replacement that stays Pending', () => {
     await waitFor(() => policyEvents(s, 'Resumed').length === 1, 5000, 'the Resumed Event');
   });
 });
+
+describe('cooldown', () => {
+  it('a replacement that lands back where its pod was evicted from holds the workload and reports the loop', async () => {
+    const s = await skewedCluster();
+    createPolicy(s, 'balance', { mode: 'Evict', eviction: { maxPerWorkload: 3, cooldown: '1h' } });
+    // The scheduler cannot use zone-c (say its nodes are full for new pods): a replacement goes back to the zone
+    // with fewer pods, which is the one its pod was just evicted from.
+    const place = projectScheduler();
+    s.controllers.scheduler.setScheduleFunction((pod, state) =>
+      place(pod, {
+        ...state,
+        nodes: state.nodes.filter((n) => n.metadata.labels?.['topology.kubernetes.io/zone'] !== 'zone-c'),
+      }),
+    );
+    const op = startOperator(s);
+    operators.push(op);
+    await op.operator.waitForSync();
+    await op.operator.tick('balance');
+    expect(evictionRequests(s)).toHaveLength(1);
+    const loop = await waitFor(() => policyEvents(s, 'RebalanceLoop')[0], 5000, 'the RebalanceLoop Event');
+    expect(String(loop['message'])).toMatch(
+      /evict\/reschedule loop: shop\/web-\S+ was evicted, and its replacement shop\/web-\S+ landed back on (node zone-[ab]-node-[12]|topology\.kubernetes\.io\/zone=zone-[ab]); shop\/Deployment\/web is left alone for 3600s/,
+    );
+    expect(op.logs.some((l) => l.level === 40 && String(l.msg).startsWith('evict/reschedule loop'))).toBe(true);
+    // Held for the cooldown: the next cycle does not touch it, and says why.
+    await op.operator.tick('balance');
+    expect(evictionRequests(s)).toHaveLength(1);
+    expect(op.logs.some((l) => String(l.msg).includes('cycle finished: 0 evicted'))).toBe(true);
+    expect(skewOf(zoneCounts(s, 'shop', 'web'))).toBe(3);
+  });
+});
