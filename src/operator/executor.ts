@@ -173,7 +173,7 @@ const EVENT_REASONS: Partial<Record<EvictionResult, { type: 'Normal' | 'Warning'
   failed: { type: 'Warning', reason: 'RebalanceEvictionFailed' },
 };
 
-/** `topology.kubernetes.io/zone skew 5 → 1 (planned)` for the spread group a move belongs to, if found. */
+/** `topology.kubernetes.io/zone skew 5 → 1 planned` for the spread group a move belongs to, if found. */
 export function skewNote(plan: RebalancePlan, move: Move): string | undefined {
   if (move.strategy !== 'TopologySpread') return undefined;
   const workload = `${move.pod.workload.kind}/${move.pod.workload.name}`;
@@ -183,7 +183,7 @@ export function skewNote(plan: RebalancePlan, move: Move): string | undefined {
       (t.workloads ?? []).includes(workload) &&
       move.reason.startsWith(`${t.topologyKey}:`),
   );
-  return report === undefined ? undefined : `${report.topologyKey} skew ${report.skew} → ${report.skewAfter}`;
+  return report === undefined ? undefined : `${report.topologyKey} skew ${report.skew} → ${report.skewAfter} planned`;
 }
 
 export class PolicyRun {
@@ -206,7 +206,6 @@ export class PolicyRun {
   private degraded: Degradation | undefined;
   private finishedSincePlan = 0;
   private wake: (() => void) | undefined;
-  private currentPlan: PlanOutcome | undefined;
 
   constructor(
     private readonly deps: RunDeps,
@@ -253,9 +252,7 @@ export class PolicyRun {
 
   private plan(): PlanOutcome {
     const snapshot = this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
-    const outcome = planCycle(snapshot, this.policyForPlan(), { heldWorkloads: this.heldWorkloads() });
-    this.currentPlan = outcome;
-    return outcome;
+    return planCycle(snapshot, this.policyForPlan(), { heldWorkloads: this.heldWorkloads() });
   }
 
   async run(): Promise<RunResult> {
@@ -273,7 +270,7 @@ export class PolicyRun {
         this.opts.onFirstPlan?.(first);
       }
       this.log.debug({ plan: plans, evictions: last.moves.length, planMs }, 'planned');
-      this.startLanes(last.moves);
+      this.startLanes(last);
       if (this.lanes.size === 0 || !this.pacing) break;
       await this.waitForProgress(started, planMs);
       if (this.halted !== undefined || this.limitsSpent()) {
@@ -319,9 +316,9 @@ export class PolicyRun {
     }
   }
 
-  private startLanes(moves: readonly Move[]): void {
+  private startLanes(outcome: PlanOutcome): void {
     const byWorkload = new Map<string, Move[]>();
-    for (const move of moves) {
+    for (const move of outcome.moves) {
       const key = workloadKey(move.pod);
       if (this.lanes.has(key) || this.runHolds.has(key)) continue;
       // The planner counts limits per plan; the run's own counters decide (per node, namespace and workload).
@@ -336,7 +333,7 @@ export class PolicyRun {
       if (!this.pacing || list.length === 0) list.push(move);
     }
     for (const [key, list] of byWorkload) {
-      const lane = this.lane(key, list).then(
+      const lane = this.lane(key, list, outcome.plan).then(
         () => this.laneDone(key),
         (err: unknown) => {
           this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
@@ -354,10 +351,10 @@ export class PolicyRun {
     this.wake?.();
   }
 
-  private async lane(key: string, moves: readonly Move[]): Promise<void> {
+  private async lane(key: string, moves: readonly Move[], plan: RebalancePlan): Promise<void> {
     for (const move of moves) {
       if (this.halted !== undefined) return;
-      const result = await this.executeOne(move);
+      const result = await this.executeOne(move, plan);
       if (result === undefined) return;
       if (result !== 'evicted' && result !== 'dry_run') {
         this.runHolds.set(key, `the last eviction of this workload ended as ${result}; retried next run`);
@@ -373,22 +370,24 @@ export class PolicyRun {
   // ---- one eviction ------------------------------------------------------------------------------------------
 
   /** Runs the checks and the call; returns the recorded result, or undefined when the run was halted first. */
-  private async executeOne(move: Move): Promise<EvictionResult | undefined> {
+  private async executeOne(move: Move, plan: RebalancePlan): Promise<EvictionResult | undefined> {
+    const record = (result: EvictionResult, detail: string, code?: string): void =>
+      this.recordOutcome(move, plan, result, detail, code);
     const pod = move.pod;
     const current = this.deps.cache.pod(pod.namespace, pod.name);
     if (current === undefined || current.uid !== pod.uid || current.terminating) {
-      this.recordOutcome(move, 'not_found', 'the pod is gone or terminating (seen in the cache before the call)');
+      record('not_found', 'the pod is gone or terminating (seen in the cache before the call)');
       return 'not_found';
     }
     const limit = this.limits.exceeded(pod);
     if (limit !== undefined) {
-      this.recordOutcome(move, 'skipped', limit);
+      record('skipped', limit);
       return 'skipped';
     }
     const budget = await this.awaitBudget(move);
     if (budget.kind === 'halted') return undefined;
     if (budget.kind === 'refused') {
-      this.recordOutcome(move, budget.result, budget.reason);
+      record(budget.result, budget.reason);
       return budget.result;
     }
     const key = workloadKey(pod);
@@ -397,7 +396,7 @@ export class PolicyRun {
     const answer = await this.callWithRetries(pod);
     if (answer === 'halted') return undefined;
     if (answer instanceof EvictionError) {
-      this.recordOutcome(move, answer.result, answer.message, answer.code);
+      record(answer.result, answer.message, answer.code);
       return answer.result;
     }
     this.limits.consume(pod);
@@ -408,7 +407,7 @@ export class PolicyRun {
     if (perWorkload >= maxPerWorkload)
       this.runHolds.set(key, `limit maxPerWorkload (${maxPerWorkload}) reached in this run`);
     if (this.dryRun) {
-      this.recordOutcome(move, 'dry_run', 'accepted by the API server (dry run)');
+      record('dry_run', 'accepted by the API server (dry run)');
       return 'dry_run';
     }
     if (budget.entry !== undefined) {
@@ -431,7 +430,7 @@ export class PolicyRun {
       podsBefore,
       pdb: budget.entry === undefined ? undefined : { key: budget.key, resourceVersion: budget.entry.resourceVersion },
     });
-    this.recordOutcome(move, 'evicted', 'evicted');
+    record('evicted', 'evicted');
     return 'evicted';
   }
 
@@ -555,12 +554,12 @@ export class PolicyRun {
   // ---- outcomes ----------------------------------------------------------------------------------------------
 
   /** The one place an eviction outcome is recorded: the metric, the log line and the Event. */
-  private recordOutcome(move: Move, result: EvictionResult, detail: string, code?: string): void {
+  private recordOutcome(move: Move, plan: RebalancePlan, result: EvictionResult, detail: string, code?: string): void {
     this.counts[result]++;
     const policy = this.opts.policy.name;
     this.deps.metrics.recordEviction(policy, move.strategy, result);
     const pod = move.pod;
-    const skew = this.currentPlan === undefined ? undefined : skewNote(this.currentPlan.plan, move);
+    const skew = skewNote(plan, move);
     const fields = {
       pod: `${pod.namespace}/${pod.name}`,
       uid: pod.uid,

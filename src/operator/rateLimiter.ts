@@ -39,6 +39,8 @@ export class RateLimiterConfigError extends Error {
 interface Waiter {
   readonly resolve: () => void;
   done: boolean;
+  /** Detaches the abort listener (a long-lived signal must not collect one per request). */
+  release?: () => void;
 }
 
 export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
@@ -73,6 +75,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
         tokens -= 1;
         queue.shift();
         head.done = true;
+        head.release?.();
         count++;
         head.resolve();
         continue;
@@ -94,15 +97,15 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     return new Promise<void>((resolve) => {
       const waiter: Waiter = { resolve, done: false };
       queue.push(waiter);
-      signal?.addEventListener(
-        'abort',
-        () => {
+      if (signal !== undefined) {
+        const onAbort = (): void => {
           if (waiter.done) return;
           waiter.done = true;
           resolve();
-        },
-        { once: true },
-      );
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiter.release = () => signal.removeEventListener('abort', onAbort);
+      }
       pump();
     });
   }

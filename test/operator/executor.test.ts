@@ -147,7 +147,7 @@ describe('a policy run', () => {
       ['Pod', 'Normal', 'RebalanceEviction'],
     ]);
     expect(events.recorded[0]!.message).toMatch(
-      /^Evicted by RebalancePolicy p \(TopologySpread: topology\.kubernetes\.io\/zone: zone-[ab] has 3, zone-c has 0, maxSkew 1; topology\.kubernetes\.io\/zone skew 3 → 0\)$/,
+      /^Evicted by RebalancePolicy p \(TopologySpread: topology\.kubernetes\.io\/zone: zone-[ab] has 3, zone-c has 0, maxSkew 1; topology\.kubernetes\.io\/zone skew 3 → 0 planned\)$/,
     );
   });
 
