@@ -8,7 +8,7 @@ type Raw = Record<string, unknown>;
 type Buildable = Raw | { obj(): Raw };
 
 function raw(o: Buildable): Raw {
-  return typeof (o as { obj?: unknown }).obj === 'function' ? (o as { obj(): Raw }).obj() : (o);
+  return typeof (o as { obj?: unknown }).obj === 'function' ? (o as { obj(): Raw }).obj() : o;
 }
 
 function cached<T>(o: Raw, value: T): Cached<T> {

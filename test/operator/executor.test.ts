@@ -93,7 +93,7 @@ function setup(opts: SetupOptions = {}) {
         minPodAge: '0s',
         waitForReplacement: false,
         maxPerWorkload: 2,
-        ...((opts.spec?.['eviction']) ?? {}),
+        ...(opts.spec?.['eviction'] ?? {}),
       },
     }),
     { file: 'test' },
