@@ -57,9 +57,8 @@ export function compareCandidates(a: PodInfo, b: PodInfo): number {
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
   // Equal creation times: the later name goes first (a controller's later replica, as the descheduler picks
   // the last pods of a domain's list).
-  const an = `${a.namespace}/${a.name}`;
-  const bn = `${b.namespace}/${b.name}`;
-  return an < bn ? 1 : an > bn ? -1 : 0;
+  if (a.namespace !== b.namespace) return a.namespace < b.namespace ? 1 : -1;
+  return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
 }
 
 type Attempt =

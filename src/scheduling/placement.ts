@@ -246,15 +246,16 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
       reason: 'no node can take a replacement (none is Ready, uncordoned, tolerated and matching its node affinity)',
     };
   }
-  const scores = new Float64Array(admitting.length);
+  if (scoreBuffer.length < admitting.length) scoreBuffer = new Float64Array(admitting.length * 2);
+  const scores = scoreBuffer;
   const tiers = new Set<number>();
   for (let k = 0; k < admitting.length; k++) {
     scores[k] = spreadScore(ctx, admitting[k]!);
     tiers.add(scores[k]!);
   }
   const enough = feasibleNodesToFind(state.nodeList.length);
-  const reasons = new Map<string, number>();
-  for (const tier of [...tiers].sort((a, b) => a - b)) {
+  const sortedTiers = tiers.size === 1 ? tiers : [...tiers].sort((a, b) => a - b);
+  for (const tier of sortedTiers) {
     let best: NodeInfo | undefined;
     let bestTie = 0;
     let feasible = 0;
@@ -262,11 +263,7 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
       if (scores[k] !== tier) continue;
       const index = admitting[k]!;
       const node = state.nodeList[index]!;
-      const problem = dynamicProblem(ctx, node, index);
-      if (problem !== undefined) {
-        reasons.set(problem, (reasons.get(problem) ?? 0) + 1);
-        continue;
-      }
+      if (dynamicProblem(ctx, node, index) !== undefined) continue;
       feasible++;
       const tie = tieBreak(ctx, node, index);
       if (best === undefined || tie < bestTie || (tie === bestTie && node.name < best.name)) {
@@ -276,11 +273,21 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
     }
     if (best !== undefined) return { node: best, reason: undefined };
   }
+  return { node: undefined, reason: whyNoNode(ctx, admitting) };
+}
+
+/** Reused between placements: the planner places thousands of replacements per plan. */
+let scoreBuffer = new Float64Array(1024);
+
+/** The most common reason the admitting nodes refused the replacement (only computed when all did). */
+function whyNoNode(ctx: PlacementContext, admitting: readonly number[]): string {
+  const reasons = new Map<string, number>();
+  for (const index of admitting) {
+    const problem = dynamicProblem(ctx, ctx.state.nodeList[index]!, index);
+    if (problem !== undefined) reasons.set(problem, (reasons.get(problem) ?? 0) + 1);
+  }
   const top = [...reasons.entries()].sort((a, b) => b[1] - a[1])[0];
-  return {
-    node: undefined,
-    reason: `no node can take a replacement (${top ? `${top[1]} of ${admitting.length} admitting nodes: ${top[0]}` : 'no candidates'})`,
-  };
+  return `no node can take a replacement (${top ? `${top[1]} of ${admitting.length} admitting nodes: ${top[0]}` : 'no candidates'})`;
 }
 
 /** Whether the scheduler could place the replacement on this particular node. */
