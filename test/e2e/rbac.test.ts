@@ -83,16 +83,7 @@ const WATCHES: Readonly<Record<string, Access>> = {
 };
 
 /** Granted but not used, each reviewed. */
-const EXTRAS: Readonly<Record<string, string>> = {
-  'get core/nodes':
-    'conventional read access next to list/watch (kubectl-style debugging); the code lists and watches only',
-  'get core/pods': 'as above',
-  'get core/namespaces': 'as above',
-  'get policy/poddisruptionbudgets': 'as above',
-  'get scheduling.k8s.io/priorityclasses': 'as above',
-  'get rebalancer.dev/rebalancepolicies': 'as above',
-  'update rebalancer.dev/rebalancepolicies/status': 'status is written with a JSON patch; update is not used',
-};
+const EXTRAS: Readonly<Record<string, string>> = {};
 
 /**
  * Every method name of client-node's typed API classes. KubernetesObjectApi (generic create/read/list/delete on any
