@@ -29,6 +29,7 @@
 // Answers are classified once (evictionErrors.ts); 5xx and network errors are retried with capped exponential
 // backoff, at most `maxAttempts` per eviction and `maxRetriesPerRun` per run. recordOutcome() is the one place an
 // outcome becomes a metric, a log line and an Event.
+import { setMaxListeners } from 'node:events';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../metrics/metrics.js';
@@ -216,6 +217,9 @@ export class PolicyRun {
     this.dryRun = spec.mode === 'DryRun';
     this.pacing = !this.dryRun && spec.eviction.waitForReplacement;
     this.retriesLeft = deps.retry.maxRetriesPerRun;
+    // Every lane (one per workload, a thousand in a large run) waits on this signal at once; that is by design,
+    // not a listener leak, so Node's default warning threshold of 10 does not apply.
+    setMaxListeners(0, this.abort.signal);
     if (opts.signal.aborted) this.halt('stopped');
     else opts.signal.addEventListener('abort', () => this.halt('stopped'), { once: true });
   }
