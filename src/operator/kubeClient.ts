@@ -9,6 +9,8 @@
 // options (CA, client certificate, servername...; keyed by a hash of them, so rotated credentials get a new pool),
 // with at most `maxSockets` connections, which also bounds the requests in flight.
 //
+// Events are sent at low priority on the same bucket (rateLimiter.ts): they never delay an eviction.
+//
 // Throttling answers: a 429 carrying Retry-After that is not a PodDisruptionBudget refusal (API priority and
 // fairness, max-in-flight) pauses the whole limiter until the instant the server named and the request is sent
 // again (bounded). An eviction refused by a budget (429 with a DisruptionBudget cause, which may also carry
@@ -132,6 +134,9 @@ function replay(response: ResponseContext, text: string): ResponseContext {
   });
 }
 
+/** Event writes (core/v1 events, a collection or one Event): sent at low priority, after any other waiting request. */
+const EVENTS_PATH = /\/events(\/[^/]+)?$/;
+
 /** client-node's fetch library behind the shared limiter, with Retry-After honoured. */
 export class RateLimitedHttpLibrary implements HttpLibrary {
   private readonly inner = new IsomorphicFetchHttpLibrary();
@@ -155,8 +160,9 @@ export class RateLimitedHttpLibrary implements HttpLibrary {
     const pooled = this.pool.forRequest(request.getAgent());
     if (pooled !== undefined) request.setAgent(pooled);
     const maxRetries = this.opts.maxThrottleRetries ?? 5;
+    const priority = EVENTS_PATH.test(new URL(request.getUrl()).pathname) ? 'low' : 'normal';
     for (let attempt = 0; ; attempt++) {
-      await this.opts.limiter.acquire();
+      await this.opts.limiter.acquire(undefined, priority);
       const response = await this.inner.send(request).toPromise();
       if (response.httpStatusCode !== 429) return response;
       const text = await response.body.text();

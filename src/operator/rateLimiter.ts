@@ -7,6 +7,9 @@
 // burst + qps × T requests are granted.
 // pauseUntil() holds every request until an instant (the server's Retry-After on a throttling 429), including those
 // already waiting.
+// Two priorities share the one bucket: a 'low' request (an Event) is granted only when no 'normal' request is
+// waiting, so recording what happened never delays an eviction, a status write or a Lease renewal; Events go out
+// in the gaps (pacing leaves many) and after a busy run.
 import type { Clock } from './clock.js';
 
 export interface RateLimiterOptions {
@@ -17,9 +20,11 @@ export interface RateLimiterOptions {
   readonly clock: Clock;
 }
 
+export type RequestPriority = 'normal' | 'low';
+
 export interface RateLimiter {
   /** Resolves when the caller may send one request (or at once when `signal` aborts; no token is used then). */
-  acquire(signal?: AbortSignal): Promise<void>;
+  acquire(signal?: AbortSignal, priority?: RequestPriority): Promise<void>;
   /** No request starts before `instant` (epoch ms). */
   pauseUntil(instant: number): void;
   /** Requests granted so far (for tests and debugging). */
@@ -56,6 +61,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   let notBefore = 0;
   let count = 0;
   const queue: Waiter[] = [];
+  const lowQueue: Waiter[] = [];
   let timer: AbortController | undefined;
 
   function refill(now: number): void {
@@ -67,13 +73,15 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   function pump(): void {
     for (;;) {
       while (queue.length > 0 && queue[0]!.done) queue.shift();
-      const head = queue[0];
+      while (lowQueue.length > 0 && lowQueue[0]!.done) lowQueue.shift();
+      const from = queue.length > 0 ? queue : lowQueue;
+      const head = from[0];
       if (head === undefined) return;
       const now = clock.now();
       refill(now);
       if (now >= notBefore && tokens >= 1) {
         tokens -= 1;
-        queue.shift();
+        from.shift();
         head.done = true;
         head.release?.();
         count++;
@@ -92,11 +100,11 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     }
   }
 
-  function acquire(signal?: AbortSignal): Promise<void> {
+  function acquire(signal?: AbortSignal, priority: RequestPriority = 'normal'): Promise<void> {
     if (signal?.aborted === true) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const waiter: Waiter = { resolve, done: false };
-      queue.push(waiter);
+      (priority === 'low' ? lowQueue : queue).push(waiter);
       if (signal !== undefined) {
         const onAbort = (): void => {
           if (waiter.done) return;
@@ -118,6 +126,6 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
       // A sleeper scheduled for an earlier token must not grant during the pause: it re-checks when it wakes.
     },
     granted: () => count,
-    waiting: () => queue.filter((w) => !w.done).length,
+    waiting: () => queue.filter((w) => !w.done).length + lowQueue.filter((w) => !w.done).length,
   };
 }

@@ -44,6 +44,23 @@ describe('rate limiter', () => {
     expect(order).toEqual([1, 2, 3, 4]);
   });
 
+  it('grants a low-priority request (an Event) only when no normal request waits', async () => {
+    const clock = new ManualClock();
+    const limiter = createRateLimiter({ qps: 100, burst: 1, clock });
+    const order: string[] = [];
+    const all = [
+      limiter.acquire(undefined, 'low').then(() => void order.push('event-1')),
+      limiter.acquire().then(() => void order.push('evict-1')),
+      limiter.acquire(undefined, 'low').then(() => void order.push('event-2')),
+      limiter.acquire().then(() => void order.push('evict-2')),
+    ];
+    await clock.advance(1000);
+    await Promise.all(all);
+    // The first low request took the one token available at once; after that, normal requests go first.
+    expect(order).toEqual(['event-1', 'evict-1', 'evict-2', 'event-2']);
+    expect(limiter.granted()).toBe(4);
+  });
+
   it('holds every request, waiting ones included, until a pause ends', async () => {
     const clock = new ManualClock();
     const limiter = createRateLimiter({ qps: 1000, burst: 10, clock });
