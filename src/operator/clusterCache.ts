@@ -10,6 +10,7 @@
 //   notifies the keys it touches, and only the waiters on those keys re-check.
 // - Pods without spec.priority get theirs from PriorityClasses, which may arrive after the pod; such pods are
 //   re-resolved when a snapshot is taken (the API server's admission normally sets spec.priority, so this is rare).
+import { isObj, type Obj } from '../model/rawJson.js';
 import { matchesSelector } from '../model/labels.js';
 import { pdbKey } from '../model/pdb.js';
 import type { ClusterSnapshot, NamespaceInfo, NodeInfo, PdbInfo, PodInfo, PriorityClassInfo } from '../model/types.js';
@@ -79,12 +80,6 @@ export interface PolicyEntry {
 }
 
 export type PolicyListener = (event: 'upsert' | 'delete', entry: PolicyEntry) => void;
-
-type Obj = Record<string, unknown>;
-
-function isObj(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function num(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;

@@ -2,6 +2,7 @@
 // problem at once with its field path, then apply the defaults (defaults.ts). The rules mirror the CRD schema and its
 // CEL rules, so a file accepted here would be accepted by the API server and vice versa; in addition, unknown fields
 // are errors, because a typo in a hand-written policy (`maxPerCycel`) must not silently fall back to a default.
+import { isObj, present, typeName, type Obj } from '../model/rawJson.js';
 import { validate as validateCron } from 'node-cron';
 import { InputError, FieldError } from '../errors.js';
 import { compileLabelSelector, labelKeyProblem, labelValueProblem } from '../model/labels.js';
@@ -24,26 +25,9 @@ export interface PolicyWhere {
   readonly object?: string;
 }
 
-type Obj = Record<string, unknown>;
-
 /** `path.key`, or just `key` at the root. */
 function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
-}
-
-function isObj(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function present(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`;
 }
 
 function editDistance(a: string, b: string): number {

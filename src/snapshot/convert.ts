@@ -6,6 +6,7 @@
 //
 // Hot path: a cluster snapshot can hold 150,000 pods, so the pod converter avoids per-pod allocations it does not need
 // (field paths are built only when reporting an error, label sets are interned, no JSON.stringify, no RegExp creation).
+import { isObj, present, typeName, type Obj } from '../model/rawJson.js';
 import { FieldError } from '../errors.js';
 import { EMPTY_LABELS, intern, internLabels, internResources, internTolerations } from '../model/intern.js';
 import { andSelector, compileLabelSelector, labelKeyProblem, MATCH_NOTHING } from '../model/labels.js';
@@ -40,8 +41,6 @@ import type {
   WorkloadRef,
 } from '../model/types.js';
 
-type Obj = Record<string, unknown>;
-
 /** Resolves a pod's priority from its priorityClassName (undefined when it has none); see makePriorityResolver. */
 export type PriorityResolver = (className: string | undefined) => number;
 
@@ -53,21 +52,6 @@ const SIMPLE_KEY = /^[A-Za-z0-9_-]+$/;
 export function childPath(path: string, key: string): string {
   if (!SIMPLE_KEY.test(key)) return `${path}[${key}]`;
   return path === '' ? key : `${path}.${key}`;
-}
-
-function isObj(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function present(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`;
 }
 
 /** A nested object; undefined when absent or null. */

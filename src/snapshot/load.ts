@@ -5,6 +5,7 @@
 // documents, or several concatenated JSON documents. Kinds other than the six used are counted and reported in one
 // warning line. Every problem with the input surfaces as an InputError naming the file, the object and the field;
 // nothing in here lets a stack trace reach the user for bad input.
+import { isObj } from '../model/rawJson.js';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { FieldError, InputError } from '../errors.js';
@@ -238,10 +239,6 @@ export function parseDocuments(text: string, file: string): unknown[] {
 }
 
 // ---- flattening ------------------------------------------------------------------------------------------------
-
-function isObj(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function describeValue(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
