@@ -4,15 +4,13 @@
 // Prints the time to balance and the API calls made, by verb, with the 429 count.
 //   node dist/bench/balance.js [qps] [burst]      (defaults: the operator's, 20 / 40)
 import {
-  createDeployment,
+  allZoneSkews,
   createPolicy,
   evictionRequests,
-  skewOf,
+  seedSkewedDeployments,
   startCluster,
   startOperator,
-  ZONE,
 } from '../test/e2e/harness.js';
-import type { RawPod } from '../test/apiserver/index.js';
 
 const DEPLOYMENTS = 1000;
 const NODES_PER_ZONE = 10;
@@ -27,17 +25,7 @@ async function main(): Promise<void> {
     scheduler: { scope: 'workload' },
     server: { requestLogLimit: 1_000_000 },
   });
-  for (const node of server.store.list('nodes')) {
-    server.store.mutate('nodes', node.metadata.name ?? '', undefined, (n) => {
-      (n['status'] as { allocatable: Record<string, string> }).allocatable['pods'] = '1000';
-    });
-  }
-  for (let w = 0; w < DEPLOYMENTS; w++) {
-    const placement: string[] = [];
-    for (let i = 0; i < 5; i++) placement.push(`zone-a-node-${((w + i) % NODES_PER_ZONE) + 1}`);
-    for (let i = 0; i < 5; i++) placement.push(`zone-b-node-${((w + i) % NODES_PER_ZONE) + 1}`);
-    createDeployment(server, { namespace: `team-${w % 10}`, name: `app-${w}`, placement, pdb: { maxUnavailable: 1 } });
-  }
+  seedSkewedDeployments(server, { deployments: DEPLOYMENTS, nodesPerZone: NODES_PER_ZONE, namespaces: 10 });
   await server.settle();
   createPolicy(server, 'bench', {
     mode: 'Evict',
@@ -58,19 +46,7 @@ async function main(): Promise<void> {
   await op.operator.tick('bench');
   const runMs = performance.now() - start;
 
-  const zoneOf = new Map(
-    server.store.list('nodes').map((n) => [n.metadata.name ?? '', n.metadata.labels?.[ZONE] ?? '']),
-  );
-  const counts = new Map<string, Record<string, number>>();
-  for (const pod of server.store.list<RawPod>('pods')) {
-    if (pod.metadata.deletionTimestamp !== undefined) continue;
-    const app = `${pod.metadata.namespace ?? ''}/${pod.metadata.labels?.['app'] ?? ''}`;
-    let c = counts.get(app);
-    if (c === undefined) counts.set(app, (c = { 'zone-a': 0, 'zone-b': 0, 'zone-c': 0 }));
-    const zone = zoneOf.get(pod.spec.nodeName ?? '');
-    if (zone !== undefined) c[zone] = (c[zone] ?? 0) + 1;
-  }
-  const skews = [...counts.values()].map(skewOf);
+  const skews = allZoneSkews(server);
   const byVerb = server.stats.counters(mark);
   process.stdout.write(
     `${JSON.stringify({

@@ -314,3 +314,46 @@ export function sample(text: string, name: string, labels: Record<string, string
 export function evictionRequests(server: TestApiServer, sinceSeq = 0) {
   return server.stats.requests({ verb: 'create', resource: 'pods/eviction' }, sinceSeq);
 }
+
+/**
+ * The throughput scenario: `deployments` Deployments of 10 replicas, 5 in zone-a and 5 in zone-b (5/5/0), each with
+ * a zone spread (maxSkew 1) and a PDB of maxUnavailable 1, over nodes that have room for all of them.
+ */
+export function seedSkewedDeployments(
+  server: TestApiServer,
+  opts: { readonly deployments: number; readonly nodesPerZone: number; readonly namespaces: number },
+): void {
+  for (const node of server.store.list('nodes')) {
+    server.store.mutate('nodes', node.metadata.name ?? '', undefined, (n) => {
+      (n['status'] as { allocatable: Record<string, string> }).allocatable['pods'] = '1000';
+    });
+  }
+  for (let w = 0; w < opts.deployments; w++) {
+    const placement: string[] = [];
+    for (let i = 0; i < 5; i++) placement.push(`zone-a-node-${((w + i) % opts.nodesPerZone) + 1}`);
+    for (let i = 0; i < 5; i++) placement.push(`zone-b-node-${((w + i) % opts.nodesPerZone) + 1}`);
+    createDeployment(server, {
+      namespace: `team-${w % opts.namespaces}`,
+      name: `app-${w}`,
+      placement,
+      pdb: { maxUnavailable: 1 },
+    });
+  }
+}
+
+/** Zone skew of every app (`namespace/app` label) over zone-a/b/c, from the server's live pods. */
+export function allZoneSkews(server: TestApiServer): number[] {
+  const zoneOf = new Map(
+    server.store.list('nodes').map((n) => [n.metadata.name ?? '', n.metadata.labels?.[ZONE] ?? '']),
+  );
+  const counts = new Map<string, Record<string, number>>();
+  for (const pod of server.store.list<RawPod>('pods')) {
+    if (pod.metadata.deletionTimestamp !== undefined) continue;
+    const app = `${pod.metadata.namespace ?? ''}/${pod.metadata.labels?.['app'] ?? ''}`;
+    let c = counts.get(app);
+    if (c === undefined) counts.set(app, (c = { 'zone-a': 0, 'zone-b': 0, 'zone-c': 0 }));
+    const zone = zoneOf.get(pod.spec.nodeName ?? '');
+    if (zone !== undefined) c[zone] = (c[zone] ?? 0) + 1;
+  }
+  return [...counts.values()].map(skewOf);
+}

@@ -5,14 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RawPdb, RawPod, TestApiServer } from '../apiserver/index.js';
 import {
-  createDeployment,
+  allZoneSkews,
   createPolicy,
   evictionRequests,
   policyStatus,
-  skewOf,
+  seedSkewedDeployments,
   startCluster,
   startOperator,
-  ZONE,
   type OperatorHandle,
 } from './harness.js';
 
@@ -25,14 +24,6 @@ let op: OperatorHandle;
 const floor = { minHealthyMargin: Infinity, minAllowed: Infinity, minReady: Infinity };
 const measured: Record<string, number> = {};
 
-function placement(w: number): string[] {
-  // 5 pods in zone-a and 5 in zone-b, spread over that zone's nodes.
-  const out: string[] = [];
-  for (let i = 0; i < 5; i++) out.push(`zone-a-node-${((w + i) % NODES_PER_ZONE) + 1}`);
-  for (let i = 0; i < 5; i++) out.push(`zone-b-node-${((w + i) % NODES_PER_ZONE) + 1}`);
-  return out;
-}
-
 beforeAll(async () => {
   server = await startCluster({
     nodesPerZone: NODES_PER_ZONE,
@@ -41,19 +32,7 @@ beforeAll(async () => {
     scheduler: { scope: 'workload' },
     server: { requestLogLimit: 500_000 },
   });
-  for (const node of server.store.list('nodes')) {
-    server.store.mutate('nodes', node.metadata.name ?? '', undefined, (n) => {
-      (n['status'] as { allocatable: Record<string, string> }).allocatable['pods'] = '1000';
-    });
-  }
-  for (let w = 0; w < DEPLOYMENTS; w++) {
-    createDeployment(server, {
-      namespace: `team-${w % NAMESPACES}`,
-      name: `app-${w}`,
-      placement: placement(w),
-      pdb: { maxUnavailable: 1 },
-    });
-  }
+  seedSkewedDeployments(server, { deployments: DEPLOYMENTS, nodesPerZone: NODES_PER_ZONE, namespaces: NAMESPACES });
   await server.settle();
   // The floor of every budget: healthy pods never below desiredHealthy, allowance never negative; and no
   // Deployment ever has fewer than 9 Ready pods (10 replicas, maxUnavailable 1).
@@ -107,21 +86,7 @@ afterAll(async () => {
   await server.close();
 });
 
-function zoneSkews(): number[] {
-  const zoneOf = new Map(
-    server.store.list('nodes').map((n) => [n.metadata.name ?? '', n.metadata.labels?.[ZONE] ?? '']),
-  );
-  const counts = new Map<string, Record<string, number>>();
-  for (const pod of server.store.list<RawPod>('pods')) {
-    if (pod.metadata.deletionTimestamp !== undefined) continue;
-    const app = `${pod.metadata.namespace ?? ''}/${pod.metadata.labels?.['app'] ?? ''}`;
-    let c = counts.get(app);
-    if (c === undefined) counts.set(app, (c = { 'zone-a': 0, 'zone-b': 0, 'zone-c': 0 }));
-    const zone = zoneOf.get(pod.spec.nodeName ?? '');
-    if (zone !== undefined) c[zone] = (c[zone] ?? 0) + 1;
-  }
-  return [...counts.values()].map(skewOf);
-}
+const zoneSkews = (): number[] => allZoneSkews(server);
 
 describe('1,000 Deployments skewed 5/5/0 with maxUnavailable 1', () => {
   it(
