@@ -1,9 +1,9 @@
 // The command line as a user meets it: exit codes, stable JSON, readable tables, and one clear paragraph for
 // every kind of bad input (never a stack trace).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/program.js';
 import { VERSION } from '../../src/version.js';
 import pkg from '../../package.json' with { type: 'json' };
@@ -16,6 +16,7 @@ async function run(...argv: string[]): Promise<{ code: number; out: string; err:
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'kr-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function file(name: string, content: string): string {
   const path = join(dir, name);
   writeFileSync(path, content);

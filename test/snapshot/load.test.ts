@@ -1,9 +1,9 @@
 // The snapshot loader: file formats kubectl produces, ignored kinds, and every kind of bad input surfacing as an
 // InputError that names the file, the object and the field.
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { selectorText } from '../../src/model/labels.js';
 import { loadSnapshotFile, parseDocuments, snapshotFromObjects } from '../../src/snapshot/load.js';
@@ -21,8 +21,11 @@ function inputError(fn: () => unknown): InputError {
   throw new Error('expected an InputError, nothing was thrown');
 }
 
+const tempDir = mkdtempSync(join(tmpdir(), 'rebalancer-load-'));
+afterAll(() => rmSync(tempDir, { recursive: true, force: true }));
+
 function tempFile(name: string, text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rebalancer-load-'));
+  const dir = mkdtempSync(join(tempDir, 'case-'));
   const path = join(dir, name);
   writeFileSync(path, text);
   return path;
@@ -218,7 +221,13 @@ describe('bad input', () => {
     ],
     ['a missing kind', 'missing-kind.yaml', 'document 1, items[1]', 'kind', /is required/],
     ['an empty file', 'empty.yaml', undefined, undefined, /contains no Kubernetes objects/],
-    ['a Pod missing metadata.name', 'pod-missing-name.yaml', 'Pod at document 1, items[1]', 'metadata.name', /is required/],
+    [
+      'a Pod missing metadata.name',
+      'pod-missing-name.yaml',
+      'Pod at document 1, items[1]',
+      'metadata.name',
+      /is required/,
+    ],
     [
       'a malformed label selector (operator Inn)',
       'bad-selector-operator.yaml',
