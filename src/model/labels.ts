@@ -141,18 +141,26 @@ export function labelValue(labels: Labels, key: string): string | undefined {
   return Object.hasOwn(labels, key) ? labels[key] : undefined;
 }
 
-export function matchesRequirement(r: LabelRequirement, labels: Labels): boolean {
-  const value = labelValue(labels, r.key);
-  switch (r.operator) {
+/** The set-based operators on one value (undefined: the object lacks the key); shared with node selectors. */
+export function matchesLabelOperator(
+  operator: LabelOperator,
+  values: readonly string[],
+  value: string | undefined,
+): boolean {
+  switch (operator) {
     case 'In':
-      return value !== undefined && r.values.includes(value);
+      return value !== undefined && values.includes(value);
     case 'NotIn':
-      return value === undefined || !r.values.includes(value);
+      return value === undefined || !values.includes(value);
     case 'Exists':
       return value !== undefined;
     case 'DoesNotExist':
       return value === undefined;
   }
+}
+
+export function matchesRequirement(r: LabelRequirement, labels: Labels): boolean {
+  return matchesLabelOperator(r.operator, r.values, labelValue(labels, r.key));
 }
 
 export function matchesSelector(selector: Selector, labels: Labels): boolean {

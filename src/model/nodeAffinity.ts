@@ -2,7 +2,7 @@
 // spec.nodeSelector labels must all match AND, when required affinity is given, at least one term must match;
 // within a term, every expression and field requirement must match; a term with no requirements matches nothing;
 // Gt/Lt compare the label as an integer against the single value (an unparsable label does not match).
-import { labelValue, labelValueProblem } from './labels.js';
+import { labelValue, labelValueProblem, matchesLabelOperator } from './labels.js';
 import type { Labels, NodeInfo, NodeSelectorRequirement, NodeSelectorTerm, RequiredNodeAffinity } from './types.js';
 
 const INTEGER_RE = /^[+-]?\d+$/;
@@ -18,24 +18,12 @@ function parseInteger(value: string): bigint | undefined {
 }
 
 function matchesNodeRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {
-  switch (r.operator) {
-    case 'In':
-      return value !== undefined && r.values.includes(value);
-    case 'NotIn':
-      return value === undefined || !r.values.includes(value);
-    case 'Exists':
-      return value !== undefined;
-    case 'DoesNotExist':
-      return value === undefined;
-    case 'Gt':
-    case 'Lt': {
-      if (value === undefined || r.values.length !== 1) return false;
-      const have = parseInteger(value);
-      const want = parseInteger(r.values[0]!);
-      if (have === undefined || want === undefined) return false;
-      return r.operator === 'Gt' ? have > want : have < want;
-    }
-  }
+  if (r.operator !== 'Gt' && r.operator !== 'Lt') return matchesLabelOperator(r.operator, r.values, value);
+  if (value === undefined || r.values.length !== 1) return false;
+  const have = parseInteger(value);
+  const want = parseInteger(r.values[0]!);
+  if (have === undefined || want === undefined) return false;
+  return r.operator === 'Gt' ? have > want : have < want;
 }
 
 /**
