@@ -1,7 +1,7 @@
 // The entry point, `runOperator` (what `kube-rebalancer run` calls): it reads a kubeconfig file, serves
 // /healthz, /readyz and /metrics on --metrics-addr, elects itself leader, and on SIGTERM releases the Lease and
 // resolves to exit code 0. Bad flag values are bad input (exit 2).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +12,12 @@ import { runOperator } from '../../src/operator/run.js';
 import { startCluster, waitFor } from './harness.js';
 
 let server: TestApiServer | undefined;
+const tempDirs: string[] = [];
 
 afterEach(async () => {
   await server?.close();
   server = undefined;
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 async function freePort(): Promise<number> {
@@ -36,6 +38,7 @@ describe('runOperator', () => {
     const s = (server = await startCluster());
     s.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-rebalancer' } });
     const dir = mkdtempSync(join(tmpdir(), 'kube-rebalancer-'));
+    tempDirs.push(dir);
     const kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(kubeconfig, s.kubeConfig().exportConfig());
     const port = await freePort();
