@@ -7,8 +7,8 @@ export function positiveInt(value: string): number {
   return n;
 }
 
-export function nonNegativeNumber(value: string): number {
+export function positiveNumber(value: string): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number ≥ 0');
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
   return n;
 }

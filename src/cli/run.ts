@@ -1,23 +1,10 @@
 // `kube-rebalancer run`: the operator. Flag parsing only; the work is in src/operator/run.ts.
-import { InvalidArgumentError, type Command } from 'commander';
-import { runOperator } from '../operator/run.js';
-import { positiveInt } from './args.js';
+import type { Command } from 'commander';
+import { runOperator, type RunOperatorOptions } from '../operator/run.js';
+import { positiveInt, positiveNumber } from './args.js';
 
-function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
-  return n;
-}
-
-interface RunFlags {
-  readonly kubeconfig?: string;
-  readonly metricsAddr: string;
-  readonly leaderElect: boolean;
-  readonly namespace: string;
-  readonly kubeApiQps: number;
-  readonly kubeApiBurst: number;
-  readonly logLevel: string;
-}
+/** Commander fills every option, so the flags are exactly runOperator's options. */
+type RunFlags = RunOperatorOptions & { readonly logLevel: string };
 
 export function registerRunCommand(program: Command): void {
   program
@@ -45,14 +32,6 @@ export function registerRunCommand(program: Command): void {
     .option('--kube-api-burst <n>', 'Kubernetes API requests allowed in a burst', positiveInt, 40)
     .option('--log-level <level>', 'trace, debug, info, warn, error or silent', 'info')
     .action(async (flags: RunFlags) => {
-      process.exitCode = await runOperator({
-        ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
-        metricsAddr: flags.metricsAddr,
-        leaderElect: flags.leaderElect,
-        namespace: flags.namespace,
-        kubeApiQps: flags.kubeApiQps,
-        kubeApiBurst: flags.kubeApiBurst,
-        logLevel: flags.logLevel,
-      });
+      process.exitCode = await runOperator(flags);
     });
 }
