@@ -483,3 +483,34 @@ export function loadObjects(
 export function buildSnapshot(objects: readonly Buildable[], opts: { now?: number } = {}): ClusterSnapshot {
   return loadObjects(objects, opts).snapshot;
 }
+
+/** Every field of the compact PodInfo: converters must keep these and nothing of the raw object besides. */
+export const COMPACT_POD_FIELDS: readonly string[] = [
+  'uid',
+  'namespace',
+  'name',
+  'labels',
+  'nodeName',
+  'phase',
+  'terminating',
+  'ready',
+  'createdAt',
+  'priority',
+  'priorityClassName',
+  'qos',
+  'owner',
+  'workload',
+  'requests',
+  'requiredNodeAffinity',
+  'preferredNodeAffinity',
+  'tolerations',
+  'spreadConstraints',
+  'podAffinity',
+  'podAntiAffinity',
+  'daemonSet',
+  'mirror',
+  'localStorage',
+  'pvc',
+  'evictAnnotation',
+  'protectedBy',
+];

@@ -3,6 +3,7 @@
 // client-node 1.4's ListWatch) is survived by the supervisor, a failing list delays readiness until it succeeds.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeObject, TestApiServer } from '../apiserver/index.js';
+import { COMPACT_POD_FIELDS } from '../builders.js';
 import { createDeployment, startCluster, startOperator, waitFor, type OperatorHandle } from './harness.js';
 
 let server: TestApiServer | undefined;
@@ -52,37 +53,7 @@ describe('watch caches', () => {
     await op.operator.waitForSync();
     s.store.create(barePod('bare-1'));
     const pod = await waitFor(() => op.operator.cache.pod('shop', 'bare-1'), 5000, 'the pod in the cache');
-    expect(Object.keys(pod).sort()).toEqual(
-      [
-        'uid',
-        'namespace',
-        'name',
-        'labels',
-        'nodeName',
-        'phase',
-        'terminating',
-        'ready',
-        'createdAt',
-        'priority',
-        'priorityClassName',
-        'qos',
-        'owner',
-        'workload',
-        'requests',
-        'requiredNodeAffinity',
-        'preferredNodeAffinity',
-        'tolerations',
-        'spreadConstraints',
-        'podAffinity',
-        'podAntiAffinity',
-        'daemonSet',
-        'mirror',
-        'localStorage',
-        'pvc',
-        'evictAnnotation',
-        'protectedBy',
-      ].sort(),
-    );
+    expect(Object.keys(pod).sort()).toEqual([...COMPACT_POD_FIELDS].sort());
     expect(JSON.stringify(pod)).not.toContain('managedFields');
     expect(JSON.stringify(pod)).not.toContain('last-applied');
     expect(pod).toMatchObject({ nodeName: 'zone-a-node-1', phase: 'Running', ready: true, workload: { kind: 'Pod' } });
