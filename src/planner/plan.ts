@@ -19,7 +19,7 @@ import type { ClusterSnapshot, NodeInfo, PodInfo, QosClass } from '../model/type
 import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy, PolicySpec } from '../policy/types.js';
 import { ClusterState, skewTuple, tupleLess, type GroupState, type Placed } from '../scheduling/clusterState.js';
-import { canPlaceOn, placeReplacement } from '../scheduling/placement.js';
+import { placeReplacement, placementCheck } from '../scheduling/placement.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
 import { protectionReason, type EvictabilityContext } from './evictability.js';
 import { buildPlanReport } from './report.js';
@@ -188,9 +188,20 @@ class Planner {
     return v.peer === undefined || !this.state.isRemoved(v.peer);
   }
 
-  private clears(v: ViolationRecord, pod: PodInfo, target: NodeInfo | undefined, from: NodeInfo): string | undefined {
-    if (!target) return 'no target node';
-    const fails = (): boolean => {
+  /**
+   * For one candidate pod of a violation: why landing on a target would not clear it (undefined: it would).
+   * Built once per candidate, so checking many targets (nodeFit off) does not rebuild the placement context.
+   */
+  private clearance(
+    v: ViolationRecord,
+    pod: PodInfo,
+    from: NodeInfo,
+  ): (target: NodeInfo | undefined) => string | undefined {
+    const interPod =
+      v.strategy === 'PodAntiAffinity' || v.strategy === 'PodAffinity'
+        ? placementCheck(this.state, pod, { pod, node: from }, this.spec.eviction.nodeFit ? 'all' : 'interPod')
+        : undefined;
+    const fails = (target: NodeInfo): boolean => {
       switch (v.strategy) {
         case 'NodeAffinity':
           return v.soft
@@ -204,12 +215,15 @@ class Planner {
           );
         case 'PodAntiAffinity':
         case 'PodAffinity':
-          return !canPlaceOn(this.state, pod, { pod, node: from }, target);
+          return !interPod!(target);
         case 'TopologySpread':
           return false;
       }
     };
-    return fails() ? 'the replacement would land where the rule is still broken' : undefined;
+    return (target) => {
+      if (!target) return 'no target node';
+      return fails(target) ? 'the replacement would land where the rule is still broken' : undefined;
+    };
   }
 
   fixViolations(): void {
@@ -231,10 +245,11 @@ class Planner {
       for (const pod of candidates) {
         const from = this.state.nodeOf(pod);
         if (!from) continue;
+        const clears = this.clearance(v, pod, from);
         const result = this.attempt(pod, {
           strategy: v.strategy,
-          helps: (p, target) => this.clears(v, p, target, from),
-          fallbackTarget: (p, f) => this.ruleTarget(v, p, f),
+          helps: (_p, target) => clears(target),
+          fallbackTarget: () => this.ruleTarget(pod, from, clears),
           // Moving the pod whose rule is broken needs no cap; moving the other pod of the pair only helps the
           // rule's owner, so it must not be of higher priority than the owner.
           maxPriority: v.ruleOwner === undefined || pod === v.ruleOwner ? undefined : v.ruleOwner.priority,
@@ -256,10 +271,14 @@ class Planner {
   }
 
   /** nodeFit off: the least-loaded node (by pod count) where the violated rule holds, resources ignored. */
-  private ruleTarget(v: ViolationRecord, pod: PodInfo, from: NodeInfo): NodeInfo | undefined {
+  private ruleTarget(
+    pod: PodInfo,
+    from: NodeInfo,
+    clears: (target: NodeInfo) => string | undefined,
+  ): NodeInfo | undefined {
     let best: NodeInfo | undefined;
     for (const node of this.state.nodeList) {
-      if (node === from || !nodeAdmitsPod(pod, node) || this.clears(v, pod, node, from) !== undefined) continue;
+      if (node === from || !nodeAdmitsPod(pod, node) || clears(node) !== undefined) continue;
       if (!best || this.state.usageOf(node.name).pods < this.state.usageOf(best.name).pods) best = node;
     }
     return best;

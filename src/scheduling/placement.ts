@@ -290,12 +290,25 @@ function whyNoNode(ctx: PlacementContext, admitting: readonly number[]): string 
   return `no node can take a replacement (${top ? `${top[1]} of ${admitting.length} admitting nodes: ${top[0]}` : 'no candidates'})`;
 }
 
+/**
+ * A check of single nodes for one replacement, its context built once: `all` is every filter the scheduler
+ * applies; `interPod` only pod (anti-)affinity, for nodeFit-off moves that ignore resources and spread.
+ */
+export function placementCheck(
+  state: ClusterState,
+  pod: PodInfo,
+  evicted: Placed | undefined,
+  scope: 'all' | 'interPod' = 'all',
+): (node: NodeInfo) => boolean {
+  const ctx = buildContext(state, pod, evicted);
+  return (node) => {
+    const index = state.nodeIndex.get(node.name);
+    if (index === undefined || !nodeAdmitsPod(pod, node)) return false;
+    return (scope === 'all' ? dynamicProblem(ctx, node, index) : interPodProblem(ctx, node)) === undefined;
+  };
+}
+
 /** Whether the scheduler could place the replacement on this particular node. */
 export function canPlaceOn(state: ClusterState, pod: PodInfo, evicted: Placed | undefined, node: NodeInfo): boolean {
-  const index = state.nodeIndex.get(node.name);
-  return (
-    index !== undefined &&
-    nodeAdmitsPod(pod, node) &&
-    dynamicProblem(buildContext(state, pod, evicted), node, index) === undefined
-  );
+  return placementCheck(state, pod, evicted)(node);
 }
