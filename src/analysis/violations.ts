@@ -101,8 +101,20 @@ type BestScore = (pod: PodInfo) => { score: number; node: string };
 /** Best preferred-affinity score over nodes that admit the pod; memoised, as replicas share their affinity. */
 function bestScoreFinder(nodes: readonly NodeInfo[]): BestScore {
   const cache = new Map<string, { score: number; node: string }>();
-  return (pod) => {
+  // Replicas share their converted (interned) term, affinity and toleration objects: the text key is built once
+  // per distinct combination, not once per pod.
+  const keys = new WeakMap<PodInfo['preferredNodeAffinity'], { pod: PodInfo; key: string }>();
+  const keyOf = (pod: PodInfo): string => {
+    const hit = keys.get(pod.preferredNodeAffinity);
+    if (hit && hit.pod.requiredNodeAffinity === pod.requiredNodeAffinity && hit.pod.tolerations === pod.tolerations) {
+      return hit.key;
+    }
     const key = `${JSON.stringify(pod.preferredNodeAffinity)}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}`;
+    keys.set(pod.preferredNodeAffinity, { pod, key });
+    return key;
+  };
+  return (pod) => {
+    const key = keyOf(pod);
     let best = cache.get(key);
     if (!best) {
       best = { score: -1, node: '' };
