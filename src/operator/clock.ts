@@ -1,9 +1,17 @@
 // Time as the operator sees it: one small interface injected everywhere (rate limiter, backoff, pacing, leader
-// election, cycles), so tests can run on a manual clock and production uses the wall clock.
+// election, cycles), so tests can run on a manual clock and production uses the system's clocks.
+//
+// Two clocks, because they answer different questions. Intervals (token refills, Lease expiry and renew deadlines,
+// backoff, pacing timeouts, cooldown deadlines) are measured on a monotonic clock: a wall-clock step (NTP, a VM
+// resumed, an operator fixing the date) must neither stall every request nor let a follower take a Lease early.
+// Instants shown to people or stored in the API (status times, Event and Lease timestamps, a pod's age against its
+// creationTimestamp, an HTTP-date Retry-After) use the wall clock.
 
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Monotonic milliseconds from an arbitrary origin: only differences mean anything. */
   now(): number;
+  /** Milliseconds since the epoch (wall clock; may jump). */
+  wall(): number;
   /**
    * Resolves after `ms` milliseconds, or as soon as `signal` aborts (it never rejects: callers check the signal
    * themselves, which keeps every wait loop free of try/catch).
@@ -12,7 +20,8 @@ export interface Clock {
 }
 
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: () => performance.now(),
+  wall: () => Date.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve) => {
       if (signal?.aborted === true) {

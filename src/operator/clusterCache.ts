@@ -399,7 +399,7 @@ export class ClusterCache {
       pdbs,
       priorityClasses: [...this.priorityClasses.values()],
       namespaces: [...this.namespaces.values()],
-      now: this.clock.now(),
+      now: this.clock.wall(),
     };
   }
 

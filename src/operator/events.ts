@@ -69,7 +69,7 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
   }
 
   async function create(key: string, target: EventTarget, type: EventType, reason: string, message: string) {
-    const now = new Date(opts.clock.now());
+    const now = new Date(opts.clock.wall());
     const namespace = target.namespace ?? 'default';
     const name = `${target.name}.${randomBytes(8).toString('hex')}`;
     const body: CoreV1Event = {
@@ -94,7 +94,7 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
       reportingInstance: opts.instance,
     };
     await opts.api.createNamespacedEvent({ namespace, body });
-    remember(key, { namespace, name, count: 1, lastSeen: now.getTime() });
+    remember(key, { namespace, name, count: 1, lastSeen: opts.clock.now() });
   }
 
   async function send(target: EventTarget, type: EventType, reason: string, rawMessage: string): Promise<void> {
@@ -114,7 +114,7 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
           name: seen.name,
           body: [
             { op: 'replace', path: '/count', value: count },
-            { op: 'replace', path: '/lastTimestamp', value: new Date(now).toISOString() },
+            { op: 'replace', path: '/lastTimestamp', value: new Date(opts.clock.wall()).toISOString() },
           ],
         });
         return;

@@ -44,6 +44,7 @@ import { backoffDelay } from './backoff.js';
 import type { Clock } from './clock.js';
 import { ClusterCache, pdbWaitKey, type PdbEntry } from './clusterCache.js';
 import { classifyEvictionError, EvictionError } from './evictionErrors.js';
+import { FencedError } from './kubeClient.js';
 import type { EventRecorder, EventTarget } from './events.js';
 import { loopKeysFor, waitForReplacement, type EvictionRecord, type LoopDetection } from './pacing.js';
 
@@ -490,7 +491,11 @@ export class PolicyRun {
         await this.deps.evictor.evict({ namespace: pod.namespace, name: pod.name, uid: pod.uid }, this.dryRun);
         return 'ok';
       } catch (err) {
-        const error = classifyEvictionError(err, this.deps.clock.now());
+        if (err instanceof FencedError) {
+          this.halt('leadership');
+          return 'halted';
+        }
+        const error = classifyEvictionError(err, this.deps.clock.wall());
         if (!error.retryable || attempt + 1 >= retry.maxAttempts || this.retriesLeft <= 0) return error;
         this.retriesLeft--;
         const delay = error.retryAfterMs ?? backoffDelay(attempt, { ...retry, jitter: 0.2 });

@@ -8,6 +8,12 @@
 // - A leader that has not renewed successfully for `renewDeadline` (< leaseDuration) stops leading on its own,
 //   before any other replica may take over. isLeader() applies that deadline at the instant it is called, so the
 //   executor's check immediately before every eviction is exact even if the renew loop is stuck.
+// - The elector has its own client and its own rate limiter (operator.ts), as client-go's leader election does: a
+//   renewal never queues behind evictions or a server-side throttling pause of the main client. Every Lease call is
+//   bounded by `requestTimeoutMs`, so a hung GET cannot stall the loop past the renew deadline; lastActivity() lets
+//   /healthz see a loop that is wedged all the same.
+// - Every interval is measured on the monotonic clock; renewTime/acquireTime written to the Lease are wall time
+//   (other replicas never compare them with their own clock, see above).
 // - release() (graceful shutdown) writes an empty holder, a 1-second duration and a fresh renewTime, so another
 //   replica takes over at its next retry instead of waiting for expiry.
 import type { Logger } from 'pino';
@@ -28,6 +34,8 @@ export interface LeaderElectionOptions {
   readonly renewDeadlineMs?: number;
   /** Interval between attempts (default 2 s). */
   readonly retryPeriodMs?: number;
+  /** Longest wait for one Lease request (default: the smaller of 5 s and renewDeadline / 2). */
+  readonly requestTimeoutMs?: number;
   readonly onStartedLeading?: () => void;
   readonly onStoppedLeading?: () => void;
 }
@@ -36,6 +44,11 @@ export interface LeaderElector {
   /** True while this replica holds the Lease and renewed it within the renew deadline. */
   isLeader(): boolean;
   start(): void;
+  /**
+   * Monotonic time the campaign loop last completed an attempt (or started); undefined when not campaigning.
+   * /healthz fails when this falls far behind: the loop is wedged.
+   */
+  lastActivity(): number | undefined;
   /** Stops campaigning; with `release`, hands the Lease over if held. */
   stop(release: boolean): Promise<void>;
 }
@@ -60,7 +73,35 @@ function httpCode(err: unknown): number | undefined {
 
 /** Always leader: for a single replica run without --leader-elect. */
 export function alwaysLeader(): LeaderElector {
-  return { isLeader: () => true, start: () => undefined, stop: () => Promise.resolve() };
+  return {
+    isLeader: () => true,
+    start: () => undefined,
+    lastActivity: () => undefined,
+    stop: () => Promise.resolve(),
+  };
+}
+
+export class LeaseTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} did not answer within ${ms} ms`);
+    this.name = 'LeaseTimeoutError';
+  }
+}
+
+/** Rejects with LeaseTimeoutError when `promise` has not settled after `ms` (the request is abandoned). */
+async function withTimeout<T>(clock: Clock, promise: Promise<T>, ms: number, what: string): Promise<T> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      promise,
+      clock.sleep(ms, timer.signal).then(() => {
+        if (timer.signal.aborted) return new Promise<never>(() => undefined);
+        throw new LeaseTimeoutError(what, ms);
+      }),
+    ]);
+  } finally {
+    timer.abort();
+  }
 }
 
 export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector {
@@ -68,7 +109,18 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
   const renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
   const retryPeriodMs = opts.retryPeriodMs ?? 2_000;
   if (!(renewDeadlineMs < leaseDurationMs)) throw new RangeError('renewDeadline must be shorter than leaseDuration');
-  const { api, namespace, name, identity, clock } = opts;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? Math.min(5_000, Math.max(1, Math.floor(renewDeadlineMs / 2)));
+  const { namespace, name, identity, clock } = opts;
+  const raw = opts.api;
+  const api = {
+    readNamespacedLease: (p: { namespace: string; name: string }) =>
+      withTimeout(clock, raw.readNamespacedLease(p), requestTimeoutMs, 'Lease GET'),
+    createNamespacedLease: (p: { namespace: string; body: V1Lease }) =>
+      withTimeout(clock, raw.createNamespacedLease(p), requestTimeoutMs, 'Lease create'),
+    replaceNamespacedLease: (p: { namespace: string; name: string; body: V1Lease }) =>
+      withTimeout(clock, raw.replaceNamespacedLease(p), requestTimeoutMs, 'Lease update'),
+  };
+  let activity: number | undefined;
   const log = opts.logger.child({ component: 'leader-election', lease: `${namespace}/${name}` });
   const stopping = new AbortController();
   let leading = false;
@@ -130,7 +182,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
 
   /** One attempt; true when this replica holds the Lease afterwards. */
   async function tryAcquireOrRenew(): Promise<boolean> {
-    const now = clock.now();
+    const now = clock.wall();
     let lease: V1Lease | undefined;
     try {
       lease = await api.readNamespacedLease({ namespace, name });
@@ -170,6 +222,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
           log.warn({ err: err instanceof Error ? err.message.split('\n')[0] : String(err) }, 'lease update failed');
         isLeader();
       }
+      activity = clock.now();
       await clock.sleep(retryPeriodMs, stopping.signal);
     }
   }
@@ -178,15 +231,17 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
     isLeader,
     start() {
       if (loop !== undefined) return;
+      activity = clock.now();
       loop = campaign();
     },
+    lastActivity: () => (loop === undefined ? undefined : activity),
     async stop(release) {
       stopping.abort();
       await loop;
       const wasLeading = leading;
       setLeading(false, 'shutting down');
       if (!release || !wasLeading || current === undefined) return;
-      const now = clock.now();
+      const now = clock.wall();
       try {
         await api.replaceNamespacedLease({
           namespace,

@@ -6,7 +6,8 @@
 //   RebalancePolicy informer ──► PolicyScheduler (cron per policy, overlap guard) ──► PolicyController.runCycle
 //   runCycle ──► PolicyRun (plan → evict → pace → re-plan) ──► status, Events, metrics
 //   LeaderElector (Lease) gates ticks, status writes and every eviction call
-//   one RateLimiter shared by every request (typed clients and watches)
+//   one RateLimiter shared by every request (typed clients and watches), except the Lease's: leader election has its
+//   own client and limiter, and every eviction is fenced on the renew deadline at the moment it is sent
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -63,6 +64,10 @@ export interface OperatorDeps {
   readonly userAgent?: string;
 }
 
+/** The leader election's own bucket: a renewal every retryPeriod, a few retries; never shared with evictions. */
+const LEASE_QPS = 5;
+const LEASE_BURST = 10;
+
 export interface Operator {
   readonly cache: ClusterCache;
   readonly metrics: RebalancerMetrics;
@@ -113,11 +118,20 @@ export function createOperator(deps: OperatorDeps): Operator {
       deps.onThrottle ??
       ((info) => logger.warn({ url: info.url, retryAfterMs: info.retryAfterMs }, 'API server throttled a request')),
     watchTimeoutSeconds: deps.watchTimeoutSeconds ?? 300,
+    fence: () => elector.isLeader(),
+  });
+  const leaseClients = createKubeClients(deps.kubeConfig, {
+    limiter: createRateLimiter({ qps: LEASE_QPS, burst: LEASE_BURST, clock }),
+    clock,
+    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} leader-election`,
+    maxSockets: 2,
   });
   const metrics = createMetrics(deps.registry);
   const cache = new ClusterCache(clock);
   const stopping = new AbortController();
   let shuttingDown = false;
+  /** Set as soon as shutdown begins: readiness turns false at once, while cycles still finish. */
+  let draining = false;
 
   const events: EventRecorder = createEventRecorder({
     api: clients.core,
@@ -130,7 +144,7 @@ export function createOperator(deps: OperatorDeps): Operator {
 
   const elector: LeaderElector = deps.leaderElect
     ? createLeaderElector({
-        api: clients.coordination,
+        api: leaseClients.coordination,
         namespace: deps.namespace,
         name: deps.leaderElection?.leaseName ?? COMPONENT,
         identity: deps.identity,
@@ -252,14 +266,32 @@ export function createOperator(deps: OperatorDeps): Operator {
   ];
   const synced = (): boolean => informers.every((i) => i.synced());
 
+  // An attempt takes at most a few bounded requests; a loop silent for a whole Lease duration (and a margin) is stuck.
+  const wedgedAfterMs =
+    (deps.leaderElection?.leaseDurationMs ?? 15_000) + 2 * (deps.leaderElection?.retryPeriodMs ?? 2_000);
+  function electionWedged(): string | undefined {
+    const last = elector.lastActivity();
+    if (last === undefined || stopped !== undefined) return undefined;
+    const silent = clock.now() - last;
+    return silent > wedgedAfterMs
+      ? `leader election loop wedged: no attempt for ${Math.round(silent / 1000)}s (limit ${Math.round(wedgedAfterMs / 1000)}s)`
+      : undefined;
+  }
+
   const httpHandler = createHttpHandler({
     registry: deps.registry,
-    health: () => ({ ok: true, detail: `leader: ${isLeader()}` }),
+    health: () => {
+      const wedged = electionWedged();
+      return {
+        ok: wedged === undefined,
+        detail: [`leader: ${isLeader()}`, ...(wedged !== undefined ? [wedged] : [])].join('\n'),
+      };
+    },
     readiness: () => ({
-      ok: synced() && !shuttingDown,
+      ok: synced() && !draining,
       detail: [
         ...informers.map((i) => `${i.resource}: ${i.synced() ? 'synced' : 'syncing'} (restarts ${i.restarts()})`),
-        ...(shuttingDown ? ['shutting down'] : []),
+        ...(draining ? ['shutting down'] : []),
       ].join('\n'),
     }),
   });
@@ -285,7 +317,7 @@ export function createOperator(deps: OperatorDeps): Operator {
     async waitForSync() {
       await Promise.all(informers.map((i) => i.waitForSync()));
     },
-    ready: () => synced() && !shuttingDown,
+    ready: () => synced() && !draining,
     isLeader,
     tick: (name) => scheduler.tick(name),
     scheduleOf: (name) => scheduler.scheduleOf(name),
@@ -293,6 +325,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       stopped ??= (async () => {
         const release = opts.releaseLease ?? true;
         logger.info({ releaseLease: release }, 'shutting down');
+        draining = true;
         stopping.abort();
         // Cycles see the abort: the eviction in flight completes, no other starts; their status is written while
         // this replica still holds the Lease.
@@ -303,6 +336,7 @@ export function createOperator(deps: OperatorDeps): Operator {
         metrics.setLeader(false);
         for (const informer of informers) informer.stop();
         clients.close();
+        leaseClients.close();
         logger.info('stopped');
       })();
       return stopped;

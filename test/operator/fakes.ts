@@ -7,6 +7,8 @@ import type { CronFactory } from '../../src/operator/policyScheduler.js';
 /** A clock that moves only when told; sleepers wake in time order as it advances. */
 export class ManualClock implements Clock {
   private current: number;
+  /** wall() - now(): moved by jumpWall() only, as a wall-clock step moves the system time. */
+  private wallOffset = 0;
   private sleepers: Array<{ at: number; resolve: () => void; seq: number }> = [];
   private seq = 0;
 
@@ -16,6 +18,15 @@ export class ManualClock implements Clock {
 
   now(): number {
     return this.current;
+  }
+
+  wall(): number {
+    return this.current + this.wallOffset;
+  }
+
+  /** Steps the wall clock by `ms` (either way) without any time passing on the monotonic clock. */
+  jumpWall(ms: number): void {
+    this.wallOffset += ms;
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
