@@ -11,7 +11,8 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
 import { CYCLE_DURATION_BUCKETS, CYCLE_RESULTS, EVICTION_RESULTS, METRICS, STRATEGIES } from './names.js';
-import type { CycleResult, EvictionResult } from './names.js';
+import { ABORT_REASONS } from './names.js';
+import type { AbortReason, CycleResult, EvictionResult } from './names.js';
 
 export const DEFAULT_MAX_SKEW_SERIES = 10_000;
 
@@ -49,6 +50,15 @@ export interface RebalancerMetrics {
    * on success, the last-success timestamp.
    */
   observeCycle(policy: string, seconds: number, result: CycleResult): void;
+  /** Counts a cycle stopped early (it is also observed as result `aborted`). */
+  recordAbort(policy: string, reason: AbortReason): void;
+  /** A scheduled tick of the policy was acted on by the leader now (for the staleness alert). */
+  markCycleDue(policy: string): void;
+  /**
+   * Removes the series only the leader may export: skew, violations, planned evictions and cycle-due times of every
+   * policy (a replica that stops leading must not keep exporting a frozen picture).
+   */
+  forgetLeaderSeries(): void;
   /** Sets the number of evictions the last plan of `policy` contained. */
   setPlanEvictions(policy: string, count: number): void;
   /** Records a plan's topology, violations and planned evictions in one call. */
@@ -91,6 +101,8 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const leader = new Gauge({ ...METRICS.leader, registers });
   const seriesDropped = new Counter({ ...METRICS.seriesDropped, registers });
   const planEvictions = new Gauge({ ...METRICS.planEvictions, registers });
+  const cycleAborts = new Counter({ ...METRICS.cycleAborts, registers });
+  const cycleDue = new Gauge({ ...METRICS.cycleDue, registers });
 
   // Exported (namespace, workload, topology_key) label sets, and which policies currently report each.
   const exported = new Map<string, { readonly labels: TopologyLabels; readonly owners: Set<string> }>();
@@ -186,6 +198,16 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     cycleDuration.remove({ policy });
     lastSuccessfulCycle.remove({ policy });
     planEvictions.remove({ policy });
+    cycleDue.remove({ policy });
+    for (const reason of ABORT_REASONS) cycleAborts.remove({ policy, reason });
+  }
+
+  function forgetLeaderSeries(): void {
+    for (const [policy, keys] of ownedByPolicy) for (const key of keys) release(policy, key);
+    ownedByPolicy.clear();
+    violations.reset();
+    planEvictions.reset();
+    cycleDue.reset();
   }
 
   return {
@@ -193,6 +215,9 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     recordViolations,
     recordEviction: (policy, strategy, result) => evictions.inc({ policy, strategy, result }),
     observeCycle,
+    recordAbort: (policy, reason) => cycleAborts.inc({ policy, reason }),
+    markCycleDue: (policy) => cycleDue.set({ policy }, now() / 1000),
+    forgetLeaderSeries,
     setPlanEvictions: (policy, count) => planEvictions.set({ policy }, count),
     recordPlan,
     setLeader: (isLeader) => leader.set(isLeader ? 1 : 0),

@@ -17,8 +17,12 @@ export const EVICTION_RESULTS = ['evicted', 'dry_run', 'pdb_blocked', 'not_found
 export type EvictionResult = (typeof EVICTION_RESULTS)[number];
 
 /** Outcome of one planning cycle (label `result` of `rebalancer_cycles_total`). */
-export const CYCLE_RESULTS = ['success', 'failed', 'skipped_overlap'] as const;
+export const CYCLE_RESULTS = ['success', 'failed', 'aborted', 'skipped_overlap'] as const;
 export type CycleResult = (typeof CYCLE_RESULTS)[number];
+
+/** Why a cycle was stopped before its end (label `reason` of `rebalancer_cycle_aborts_total`); none is a failure. */
+export const ABORT_REASONS = ['spec_changed', 'deleted', 'leadership_lost', 'shutting_down'] as const;
+export type AbortReason = (typeof ABORT_REASONS)[number];
 
 /** Every strategy, so violation gauges can be written for all of them (0 when none). */
 export const STRATEGIES: readonly Strategy[] = [
@@ -70,8 +74,20 @@ export const METRICS = {
   cycles: {
     name: 'rebalancer_cycles_total',
     type: 'counter',
-    help: 'Rebalancing cycles by outcome (success, failed, skipped_overlap).',
+    help: 'Rebalancing cycles by outcome (success, failed, aborted, skipped_overlap).',
     labelNames: ['policy', 'result'],
+  },
+  cycleAborts: {
+    name: 'rebalancer_cycle_aborts_total',
+    type: 'counter',
+    help: 'Cycles stopped before their end, by reason (spec_changed, deleted, leadership_lost, shutting_down).',
+    labelNames: ['policy', 'reason'],
+  },
+  cycleDue: {
+    name: 'rebalancer_cycle_due_timestamp_seconds',
+    type: 'gauge',
+    help: 'Unix time of the last scheduled tick the leader acted on for a policy (a cycle that should have run).',
+    labelNames: ['policy'],
   },
   lastSuccessfulCycle: {
     name: 'rebalancer_last_successful_cycle_timestamp_seconds',

@@ -28,6 +28,7 @@ import {
 } from '../snapshot/convert.js';
 import type { Clock } from './clock.js';
 import type { Cached, InformerHandlers } from './informers.js';
+import { readPersisted, type PersistedState } from './status.js';
 
 export interface PodEntry {
   readonly info: PodInfo;
@@ -45,6 +46,8 @@ export interface PdbEntry {
 
 /** The parts of a policy's status the operator carries over (totals survive restarts and leader changes). */
 export interface PolicyStatusSeen {
+  /** Cooldowns, the Degraded pause and totals as the last leader persisted them. */
+  readonly persisted: PersistedState;
   readonly totals: { readonly evicted: number; readonly failed: number } | undefined;
   readonly conditions: readonly PolicyCondition[];
   readonly lastRunTime: string | undefined;
@@ -151,6 +154,7 @@ export class ClusterCache {
       policy,
       problems,
       status: {
+        persisted: readPersisted(status),
         totals:
           totals === undefined
             ? undefined

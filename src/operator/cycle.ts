@@ -6,10 +6,20 @@
 // The pause: a replacement still Pending at replacementTimeout pauses the policy (Degraded, ReplacementPending,
 // with an Event), because its evictions cannot come back. Ticks are then skipped until that pod is scheduled or
 // gone, or the spec changes (an edit is taken as the operator's user acknowledging the problem).
-// Only the leader writes status; a replica that becomes leader rewrites every policy's status.
+//
+// Leadership. Cooldowns, the pause and the totals live in the policy's status, so they outlive this process. Only the
+// leader holds per-policy state: when a replica starts leading it first reads every policy from the API server (not
+// its watch cache, which may lag) and rebuilds the state from the status found there; cycles wait for that. When it
+// stops leading, its running cycles are aborted and its state is dropped, so it can never write a stale picture
+// later. Every status write is conditional on the resourceVersion last read or written (status.ts); on a conflict
+// the live status is read again and merged: totals add what this replica counted but has not written, cooldowns
+// are the union, the pause is this replica's own view (it has seen the latest cycle).
+//
+// A policy is tracked by uid: a policy deleted and recreated under the same name starts from its new status.
+// A deleted policy's cycle is aborted, and nothing of it is recorded afterwards (metrics, status, Events).
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../metrics/metrics.js';
-import type { CycleResult } from '../metrics/names.js';
+import type { AbortReason, CycleResult } from '../metrics/names.js';
 import type { PlanOutcome } from '../planner/plan.js';
 import type { Policy } from '../policy/types.js';
 import type { Clock } from './clock.js';
@@ -17,18 +27,46 @@ import type { ClusterCache, LastPlanStatus, PolicyEntry } from './clusterCache.j
 import type { EventRecorder, EventTarget } from './events.js';
 import { PolicyRun, type Degradation, type RunDeps, type RunResult } from './executor.js';
 import type { LoopDetection } from './pacing.js';
-import { buildStatus, POLICY_GROUP, POLICY_VERSION, rfc3339, type PolicyStatus } from './status.js';
+import {
+  buildStatus,
+  POLICY_GROUP,
+  POLICY_VERSION,
+  rfc3339,
+  StatusConflictError,
+  type CooldownStatus,
+  type LastRunResult,
+  type PersistedState,
+  type PolicyStatus,
+} from './status.js';
+
+interface Cooldown {
+  /** Monotonic deadline. */
+  readonly until: number;
+  /** The same instant on the wall clock, for the status. */
+  readonly untilWall: number;
+  readonly reason: string;
+}
+
+type Pause = Degradation & { readonly since: number };
 
 export interface PolicyState {
-  readonly cooldowns: Map<string, { readonly until: number; readonly reason: string }>;
-  paused: (Degradation & { readonly since: number }) | undefined;
+  readonly uid: string;
+  readonly cooldowns: Map<string, Cooldown>;
+  paused: Pause | undefined;
   lastFailure: string | undefined;
-  totals: { evicted: number; failed: number } | undefined;
+  totals: { evicted: number; failed: number };
+  /** Counted by this replica and not yet written (added to the live totals when a write conflicts). */
+  unwritten: { evicted: number; failed: number };
   lastRunTime: string | undefined;
   lastSuccessfulRunTime: string | undefined;
   lastPlan: LastPlanStatus | undefined;
+  lastRunResult: LastRunResult | undefined;
+  /** The object version the next status write is conditional on. */
+  resourceVersion: string;
   cycles: number;
   run: AbortController | undefined;
+  /** Status writes of this policy, one at a time. */
+  writes: Promise<void>;
 }
 
 export interface PolicyControllerDeps {
@@ -39,7 +77,10 @@ export interface PolicyControllerDeps {
   readonly events: EventRecorder;
   readonly isLeader: () => boolean;
   readonly run: RunDeps;
-  readonly writeStatus: (name: string, status: PolicyStatus) => Promise<void>;
+  /** Writes the status on condition of `resourceVersion`; resolves to the new one (StatusConflictError on 409). */
+  readonly writeStatus: (name: string, status: PolicyStatus, resourceVersion: string) => Promise<string>;
+  /** The policy as it is now on the API server, converted; undefined when it does not exist. */
+  readonly readPolicy: (name: string) => Promise<PolicyEntry | undefined>;
   /** Aborts every run (shutdown). */
   readonly stopSignal: AbortSignal;
 }
@@ -64,36 +105,140 @@ function problemsText(entry: PolicyEntry): string | undefined {
   return entry.problems.map((p) => (p.field === '' ? p.problem : `${p.field}: ${p.problem}`)).join('; ');
 }
 
+const ABORT_TEXT: Record<AbortReason, { reason: string; text: string }> = {
+  spec_changed: { reason: 'SpecChanged', text: 'the spec changed' },
+  deleted: { reason: 'PolicyDeleted', text: 'the policy was deleted' },
+  leadership_lost: { reason: 'LeadershipLost', text: 'this replica lost the leader lease' },
+  shutting_down: { reason: 'ShuttingDown', text: 'the operator is shutting down' },
+};
+
+function splitPod(text: string): { namespace: string; name: string } {
+  const slash = text.indexOf('/');
+  return { namespace: text.slice(0, slash), name: text.slice(slash + 1) };
+}
+
+/** Metrics that record nothing once `open()` is false (a deleted policy, a replica that stopped leading). */
+function gatedMetrics(metrics: RebalancerMetrics, open: () => boolean): RebalancerMetrics {
+  return {
+    ...metrics,
+    recordTopology: (...a) => (open() ? metrics.recordTopology(...a) : undefined),
+    recordViolations: (...a) => (open() ? metrics.recordViolations(...a) : undefined),
+    recordEviction: (...a) => (open() ? metrics.recordEviction(...a) : undefined),
+    observeCycle: (...a) => (open() ? metrics.observeCycle(...a) : undefined),
+    setPlanEvictions: (...a) => (open() ? metrics.setPlanEvictions(...a) : undefined),
+    recordPlan: (...a) => (open() ? metrics.recordPlan(...a) : undefined),
+    recordAbort: (...a) => (open() ? metrics.recordAbort(...a) : undefined),
+  };
+}
+
 export class PolicyController {
   private readonly states = new Map<string, PolicyState>();
+  /** Set while a new leader rebuilds its state from the live statuses; cycles and writes wait for it. */
+  private adoption: Promise<void> | undefined;
 
   constructor(private readonly deps: PolicyControllerDeps) {}
 
-  state(name: string): PolicyState {
-    let state = this.states.get(name);
-    if (state === undefined) {
-      const seen = this.deps.cache.policy(name)?.status;
-      state = {
-        cooldowns: new Map(),
-        paused: undefined,
-        lastFailure: undefined,
-        totals: seen?.totals === undefined ? undefined : { ...seen.totals },
-        lastRunTime: seen?.lastRunTime,
-        lastSuccessfulRunTime: seen?.lastSuccessfulRunTime,
-        lastPlan: seen?.lastPlan,
-        cycles: 0,
-        run: undefined,
-      };
-      this.states.set(name, state);
+  private fresh(entry: PolicyEntry, persisted: PersistedState): PolicyState {
+    const now = this.deps.clock.now();
+    const wall = this.deps.clock.wall();
+    const cooldowns = new Map<string, Cooldown>();
+    for (const c of persisted.cooldowns) {
+      const untilWall = Date.parse(c.until);
+      // The remaining time is measured on this replica's monotonic clock from here on.
+      if (untilWall > wall) cooldowns.set(c.workload, { until: now + (untilWall - wall), untilWall, reason: c.reason });
     }
+    const p = persisted.pause;
+    const paused: Pause | undefined =
+      p === undefined
+        ? undefined
+        : {
+            reason: 'ReplacementPending',
+            message: p.message,
+            pod: { ...splitPod(p.pod), uid: p.podUid },
+            workload: p.workload,
+            since: Date.parse(p.since),
+          };
+    const seen = entry.status;
+    return {
+      uid: entry.uid,
+      cooldowns,
+      paused,
+      lastFailure: undefined,
+      totals: { ...(persisted.totals ?? { evicted: 0, failed: 0 }) },
+      unwritten: { evicted: 0, failed: 0 },
+      lastRunTime: seen.lastRunTime,
+      lastSuccessfulRunTime: seen.lastSuccessfulRunTime,
+      lastPlan: seen.lastPlan,
+      lastRunResult: undefined,
+      resourceVersion: entry.resourceVersion,
+      cycles: 0,
+      run: undefined,
+      writes: Promise.resolve(),
+    };
+  }
+
+  /** The state of a policy, built from its status when first needed or when the name now belongs to a new object. */
+  state(name: string): PolicyState | undefined {
+    const entry = this.deps.cache.policy(name);
+    const known = this.states.get(name);
+    if (entry === undefined) return known;
+    if (known !== undefined && (known.uid === entry.uid || entry.uid === '')) return known;
+    if (known !== undefined) {
+      known.run?.abort('deleted');
+      this.deps.metrics.forgetPolicy(name);
+    }
+    const state = this.fresh(entry, entry.status.persisted);
+    this.states.set(name, state);
     return state;
+  }
+
+  private live(name: string, state: PolicyState): boolean {
+    return this.states.get(name) === state;
+  }
+
+  /**
+   * This replica now leads: rebuild every policy's state from the live status (a follower's view may be stale),
+   * then write the statuses. Cycles that tick meanwhile wait for the rebuild.
+   */
+  async startedLeading(): Promise<void> {
+    this.states.clear();
+    const adoption = (async () => {
+      const entries = this.deps.cache.policyList();
+      await Promise.all(
+        entries.map(async (cached) => {
+          try {
+            const entry = await this.deps.readPolicy(cached.name);
+            if (entry !== undefined) this.states.set(entry.name, this.fresh(entry, entry.status.persisted));
+          } catch (err) {
+            // Unreadable now: the watch cache's copy is the best there is (and the write precondition guards it).
+            this.deps.logger.warn(
+              { policy: cached.name, err: err instanceof Error ? err.message.split('\n')[0] : String(err) },
+              'could not read the policy; its state is rebuilt from the watch cache',
+            );
+          }
+        }),
+      );
+    })();
+    this.adoption = adoption;
+    await adoption;
+    if (this.adoption === adoption) this.adoption = undefined;
+    this.deps.logger.info({ policies: this.states.size }, 'leader state rebuilt from the policies’ status');
+    await this.syncAll();
+  }
+
+  /** This replica stopped leading: abort its cycles and forget its state (the next leader owns it). */
+  stoppedLeading(): void {
+    for (const state of this.states.values()) state.run?.abort('leadership_lost');
+    this.states.clear();
+    this.deps.metrics.forgetLeaderSeries();
   }
 
   /** A policy appeared or its spec changed: abort its running cycle, lift a pause, report the new state. */
   specChanged(entry: PolicyEntry, previousGeneration: number | undefined): void {
     const state = this.state(entry.name);
+    if (state === undefined) return;
     if (previousGeneration !== undefined) {
-      state.run?.abort();
+      state.run?.abort('spec_changed');
       if (state.paused !== undefined) {
         this.deps.logger.info({ policy: entry.name }, 'spec changed; the Degraded pause is lifted');
         state.paused = undefined;
@@ -107,14 +252,15 @@ export class PolicyController {
     void this.syncStatus(entry.name);
   }
 
-  /** Aborts every running cycle (this replica stopped leading). */
-  abortRuns(): void {
-    for (const state of this.states.values()) state.run?.abort();
+  /** Aborts every running cycle (shutdown). */
+  abortRuns(reason: AbortReason): void {
+    for (const state of this.states.values()) state.run?.abort(reason);
   }
 
   removed(name: string): void {
-    this.states.get(name)?.run?.abort();
+    const state = this.states.get(name);
     this.states.delete(name);
+    state?.run?.abort('deleted');
     this.deps.metrics.forgetPolicy(name);
   }
 
@@ -125,9 +271,16 @@ export class PolicyController {
 
   /** Writes the policy's status as the state says it should be (leader only; failures are logged). */
   async syncStatus(name: string): Promise<void> {
-    const entry = this.deps.cache.policy(name);
-    if (entry === undefined || !this.deps.isLeader()) return;
+    if (this.adoption !== undefined) await this.adoption;
+    if (!this.deps.isLeader()) return;
     const state = this.state(name);
+    if (state === undefined) return;
+    const write = state.writes.then(() => this.writeWithMerge(name, state));
+    state.writes = write;
+    await write;
+  }
+
+  private statusOf(entry: PolicyEntry, state: PolicyState): PolicyStatus {
     const policy = entry.policy;
     const degraded =
       state.paused !== undefined
@@ -135,9 +288,15 @@ export class PolicyController {
         : state.lastFailure !== undefined
           ? { reason: 'CycleFailed', message: state.lastFailure }
           : undefined;
-    const status = buildStatus({
+    const now = this.deps.clock.now();
+    const cooldowns: CooldownStatus[] = [];
+    for (const [workload, c] of state.cooldowns) {
+      if (c.until > now) cooldowns.push({ workload, until: rfc3339(c.untilWall), reason: c.reason });
+    }
+    const p = state.paused;
+    return buildStatus({
       generation: entry.generation,
-      now: this.deps.clock.now(),
+      now: this.deps.clock.wall(),
       previous: entry.status.conditions,
       invalid: problemsText(entry),
       suspended: policy?.spec.suspend ?? false,
@@ -147,16 +306,66 @@ export class PolicyController {
       lastRunTime: state.lastRunTime,
       lastSuccessfulRunTime: state.lastSuccessfulRunTime,
       lastPlan: state.lastPlan,
-      totals: state.totals ?? { evicted: 0, failed: 0 },
+      totals: state.totals,
+      cooldowns,
+      pause:
+        p === undefined
+          ? undefined
+          : {
+              pod: `${p.pod.namespace}/${p.pod.name}`,
+              podUid: p.pod.uid,
+              workload: p.workload,
+              since: rfc3339(p.since),
+              reason: p.reason,
+              message: p.message,
+            },
+      lastRunResult: state.lastRunResult,
     });
-    try {
-      await this.deps.writeStatus(name, status);
-    } catch (err) {
-      this.deps.logger.warn(
-        { policy: name, err: err instanceof Error ? err.message.split('\n')[0] : String(err) },
-        'could not write the policy status',
-      );
+  }
+
+  /** One conditional write; on a conflict, re-read the live object, merge, and try again (a few times). */
+  private async writeWithMerge(name: string, state: PolicyState): Promise<void> {
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const entry = this.deps.cache.policy(name);
+      if (entry === undefined || !this.live(name, state) || !this.deps.isLeader()) return;
+      try {
+        state.resourceVersion = await this.deps.writeStatus(name, this.statusOf(entry, state), state.resourceVersion);
+        state.unwritten = { evicted: 0, failed: 0 };
+        return;
+      } catch (err) {
+        if (!(err instanceof StatusConflictError)) {
+          this.deps.logger.warn(
+            { policy: name, err: err instanceof Error ? err.message.split('\n')[0] : String(err) },
+            'could not write the policy status',
+          );
+          return;
+        }
+      }
+      try {
+        const current = await this.deps.readPolicy(name);
+        if (current === undefined || (state.uid !== '' && current.uid !== state.uid)) return;
+        this.merge(state, current);
+      } catch (err) {
+        this.deps.logger.warn(
+          { policy: name, err: err instanceof Error ? err.message.split('\n')[0] : String(err) },
+          'could not re-read the policy after a conflicting status write',
+        );
+        return;
+      }
     }
+    this.deps.logger.warn({ policy: name }, 'policy status not written: it kept changing under the write');
+  }
+
+  private merge(state: PolicyState, current: PolicyEntry): void {
+    const persisted = current.status.persisted;
+    const base = persisted.totals ?? { evicted: 0, failed: 0 };
+    state.totals = { evicted: base.evicted + state.unwritten.evicted, failed: base.failed + state.unwritten.failed };
+    const theirs = this.fresh(current, persisted);
+    for (const [workload, c] of theirs.cooldowns) {
+      const mine = state.cooldowns.get(workload);
+      if (mine === undefined || mine.until < c.until) state.cooldowns.set(workload, c);
+    }
+    state.resourceVersion = current.resourceVersion;
   }
 
   /** Cooldown holds still in force, for the planner. */
@@ -174,7 +383,8 @@ export class PolicyController {
     const paused = state.paused;
     if (paused === undefined) return true;
     const pod = this.deps.cache.pod(paused.pod.namespace, paused.pod.name);
-    const stillPending = pod !== undefined && pod.uid === paused.pod.uid && pod.phase === 'Pending';
+    const stillPending =
+      pod !== undefined && (paused.pod.uid === '' || pod.uid === paused.pod.uid) && pod.phase === 'Pending';
     if (stillPending) {
       log.info(
         { replacement: `${paused.pod.namespace}/${paused.pod.name}` },
@@ -190,73 +400,96 @@ export class PolicyController {
   }
 
   private onLoop(entry: PolicyEntry, policy: Policy, state: PolicyState, log: Logger, loop: LoopDetection): void {
-    const until = this.deps.clock.now() + policy.spec.eviction.cooldownMs;
-    const reason = `cooldown until ${rfc3339(until)}: a replacement landed back on ${loop.where}`;
-    state.cooldowns.set(loop.workload, { until, reason });
+    const cooldownMs = policy.spec.eviction.cooldownMs;
+    const untilWall = this.deps.clock.wall() + cooldownMs;
+    const reason = `cooldown until ${rfc3339(untilWall)}: a replacement landed back on ${loop.where}`;
+    state.cooldowns.set(loop.workload, { until: this.deps.clock.now() + cooldownMs, untilWall, reason });
     const message =
       `evict/reschedule loop: ${loop.evicted.namespace}/${loop.evicted.name} was evicted, and its replacement ` +
       `${loop.replacement.namespace}/${loop.replacement.name} landed back on ${loop.where}; ` +
-      `${loop.workload} is left alone for ${Math.round(policy.spec.eviction.cooldownMs / 1000)}s`;
+      `${loop.workload} is left alone for ${Math.round(cooldownMs / 1000)}s`;
     log.warn({ workload: loop.workload, where: loop.where }, message);
     this.deps.events.record(policyTarget(entry), 'Warning', 'RebalanceLoop', message);
+    // Persist at once: a leader change before the cycle ends must not forget the cooldown.
+    void this.syncStatus(entry.name);
   }
 
   /** One cycle; never rejects. */
   async runCycle(name: string): Promise<void> {
+    if (this.adoption !== undefined) await this.adoption;
     const entry = this.deps.cache.policy(name);
     const policy = entry?.policy;
     if (entry === undefined || policy === undefined || policy.spec.suspend) return;
     const state = this.state(name);
+    if (state === undefined) return;
     state.cycles++;
     const log = this.deps.logger.child({ policy: name, cycle: state.cycles });
     if (!this.mayRun(entry, state, log)) return;
+    const open = (): boolean => this.live(name, state) && this.deps.isLeader();
+    const metrics = gatedMetrics(this.deps.metrics, open);
     const started = this.deps.clock.now();
-    state.lastRunTime = rfc3339(started);
+    state.lastRunTime = rfc3339(this.deps.clock.wall());
     const abort = new AbortController();
-    const stop = (): void => abort.abort();
+    const stop = (): void => abort.abort('shutting_down');
     this.deps.stopSignal.addEventListener('abort', stop, { once: true });
-    if (this.deps.stopSignal.aborted) abort.abort();
+    if (this.deps.stopSignal.aborted) abort.abort('shutting_down');
     state.run = abort;
     log.info({ mode: policy.spec.mode, generation: entry.generation }, 'cycle started');
     let result: CycleResult = 'success';
     try {
-      const run = await new PolicyRun(this.deps.run, {
-        policy,
-        policyTarget: policyTarget(entry),
-        logger: log,
-        signal: abort.signal,
-        held: this.cooldownHolds(state, started),
-        onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
-        onFirstPlan: (outcome) => this.deps.metrics.recordPlan(outcome.plan),
-      }).run();
-      result = this.finish(entry, state, run, log);
+      const run = await new PolicyRun(
+        { ...this.deps.run, metrics },
+        {
+          policy,
+          policyTarget: policyTarget(entry),
+          logger: log,
+          signal: abort.signal,
+          held: this.cooldownHolds(state, started),
+          onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
+          onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan),
+        },
+      ).run();
+      result = this.finish(entry, state, run, log, metrics);
     } catch (err) {
       result = 'failed';
       state.lastFailure = `cycle failed: ${err instanceof Error ? err.message : String(err)}`;
+      state.lastRunResult = { result: 'Failed', reason: 'CycleFailed' };
       log.error({ err: err instanceof Error ? err.message : String(err) }, state.lastFailure);
-      if (this.deps.isLeader())
-        this.deps.events.record(policyTarget(entry), 'Warning', 'CycleFailed', state.lastFailure);
+      if (open()) this.deps.events.record(policyTarget(entry), 'Warning', 'CycleFailed', state.lastFailure);
     } finally {
       this.deps.stopSignal.removeEventListener('abort', stop);
       if (state.run === abort) state.run = undefined;
     }
     const seconds = (this.deps.clock.now() - started) / 1000;
-    this.deps.metrics.observeCycle(name, seconds, result);
-    await this.syncStatus(name);
+    metrics.observeCycle(name, seconds, result);
+    if (this.live(name, state)) await this.syncStatus(name);
   }
 
   /** Metrics, totals, status fields and the summary Event of a finished run. */
-  private finish(entry: PolicyEntry, state: PolicyState, run: RunResult, log: Logger): CycleResult {
+  private finish(
+    entry: PolicyEntry,
+    state: PolicyState,
+    run: RunResult,
+    log: Logger,
+    metrics: RebalancerMetrics,
+  ): CycleResult {
     const name = entry.name;
     const { counts } = run;
     const last = run.lastPlan.plan;
-    this.deps.metrics.recordTopology(name, last.topology);
-    const violations: Record<string, number> = {};
-    for (const v of last.violations) violations[v.strategy] = (violations[v.strategy] ?? 0) + 1;
-    this.deps.metrics.recordViolations(name, violations);
-    const totals = (state.totals ??= { evicted: 0, failed: 0 });
-    totals.evicted += counts.evicted;
-    totals.failed += counts.failed;
+    const halted = run.halted;
+    const aborted = halted !== undefined && halted !== 'degraded' ? halted : undefined;
+    // An aborted run's last plan is not the cluster's state (and a deleted policy has no series left to update).
+    if (aborted === undefined) {
+      metrics.recordTopology(name, last.topology);
+      const violations: Record<string, number> = {};
+      for (const v of last.violations) violations[v.strategy] = (violations[v.strategy] ?? 0) + 1;
+      metrics.recordViolations(name, violations);
+    }
+    // Evictions happened whatever stopped the run: they count.
+    state.totals.evicted += counts.evicted;
+    state.totals.failed += counts.failed;
+    state.unwritten.evicted += counts.evicted;
+    state.unwritten.failed += counts.failed;
     const before = maxSkew(run.firstPlan);
     const after = maxSkew(run.lastPlan);
     state.lastPlan = {
@@ -267,23 +500,24 @@ export class PolicyController {
     };
     const target = policyTarget(entry);
     if (run.degraded !== undefined) {
-      state.paused = { ...run.degraded, since: this.deps.clock.now() };
+      state.paused = { ...run.degraded, since: this.deps.clock.wall() };
       this.deps.events.record(target, 'Warning', 'ReplacementPending', run.degraded.message);
     }
     const summary =
       `${counts.evicted} evicted, ${counts.dry_run} dry-run, ${counts.pdb_blocked} blocked by budgets, ` +
       `${counts.failed} failed, ${counts.not_found} gone, ${counts.skipped} skipped; max skew ${before} → ${after} ` +
       `(${run.plans} plan${run.plans === 1 ? '' : 's'})`;
-    const fields = { ...counts, plans: run.plans, maxSkewBefore: before, maxSkewAfter: after, halted: run.halted };
-    if (run.halted === 'stopped' || run.halted === 'leadership') {
-      log.warn(
-        fields,
-        `cycle interrupted (${run.halted === 'stopped' ? 'shutting down' : 'leadership lost'}): ${summary}`,
-      );
-      return 'failed';
+    const fields = { ...counts, plans: run.plans, maxSkewBefore: before, maxSkewAfter: after, halted };
+    if (aborted !== undefined) {
+      const why = ABORT_TEXT[aborted];
+      log.warn({ ...fields, abortReason: aborted }, `cycle aborted (${why.text}): ${summary}`);
+      metrics.recordAbort(name, aborted);
+      state.lastRunResult = { result: 'Aborted', reason: why.reason };
+      return 'aborted';
     }
     state.lastFailure = undefined;
-    state.lastSuccessfulRunTime = rfc3339(this.deps.clock.now());
+    state.lastRunResult = { result: 'Succeeded', reason: run.degraded !== undefined ? 'Degraded' : 'Completed' };
+    state.lastSuccessfulRunTime = rfc3339(this.deps.clock.wall());
     log.info(fields, `cycle finished: ${summary}`);
     const acted = counts.evicted + counts.dry_run + counts.failed + counts.pdb_blocked > 0;
     if (acted || run.firstPlan.plan.evictions.length > 0) {

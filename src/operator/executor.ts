@@ -33,10 +33,10 @@ import { setMaxListeners } from 'node:events';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../metrics/metrics.js';
-import type { EvictionResult } from '../metrics/names.js';
+import type { AbortReason, EvictionResult } from '../metrics/names.js';
 import { pdbKey } from '../model/pdb.js';
 import type { PodInfo } from '../model/types.js';
-import { EvictionLimits, workloadKey } from '../planner/budget.js';
+import { workloadKey } from '../planner/budget.js';
 import { planCycle, type Move, type PlanOutcome } from '../planner/plan.js';
 import type { RebalancePlan } from '../planner/types.js';
 import type { Policy } from '../policy/types.js';
@@ -44,6 +44,7 @@ import { backoffDelay } from './backoff.js';
 import type { Clock } from './clock.js';
 import { ClusterCache, pdbWaitKey, type PdbEntry } from './clusterCache.js';
 import { classifyEvictionError, EvictionError } from './evictionErrors.js';
+import { InFlightEvictions, RunLimits } from './inFlight.js';
 import { FencedError } from './kubeClient.js';
 import type { EventRecorder, EventTarget } from './events.js';
 import { loopKeysFor, waitForReplacement, type EvictionRecord, type LoopDetection } from './pacing.js';
@@ -126,6 +127,8 @@ export interface RunDeps {
   readonly metrics: RebalancerMetrics;
   readonly events: EventRecorder;
   readonly ledger: PdbLedger;
+  /** Evictions in flight per workload, shared by every run of every policy (maxPerWorkload holds across them). */
+  readonly inFlight: InFlightEvictions;
   readonly isLeader: () => boolean;
   readonly retry: RetryOptions;
   /** Least time between two plans of one run while lanes are still active (default 1 s). */
@@ -136,7 +139,10 @@ export interface RunOptions {
   readonly policy: Policy;
   readonly policyTarget: EventTarget;
   readonly logger: Logger;
-  /** Aborts the run: no eviction starts after it fires (the one in flight completes). */
+  /**
+   * Aborts the run: no eviction starts after it fires (the one in flight completes). Its `reason` (an AbortReason)
+   * is reported as the run's `halted`.
+   */
   readonly signal: AbortSignal;
   /** Workloads held when the run starts (cooldowns), with the reason. */
   readonly held: ReadonlyMap<string, string>;
@@ -163,7 +169,12 @@ export interface RunResult {
   readonly counts: RunCounts;
   readonly degraded: Degradation | undefined;
   /** Why the run stopped early, if it did. */
-  readonly halted: 'stopped' | 'leadership' | 'degraded' | undefined;
+  readonly halted: AbortReason | 'degraded' | undefined;
+}
+
+function abortReason(signal: AbortSignal): AbortReason {
+  const reason: unknown = signal.reason;
+  return reason === 'spec_changed' || reason === 'deleted' || reason === 'leadership_lost' ? reason : 'shutting_down';
 }
 
 type Halt = NonNullable<RunResult['halted']>;
@@ -190,7 +201,9 @@ export function skewNote(plan: RebalancePlan, move: Move): string | undefined {
 
 export class PolicyRun {
   private readonly counts: RunCounts = { evicted: 0, dry_run: 0, pdb_blocked: 0, not_found: 0, failed: 0, skipped: 0 };
-  private readonly limits: EvictionLimits;
+  private readonly limits: RunLimits;
+  /** In-flight slots this run holds, by workload; whatever is left is released when the run ends. */
+  private readonly slots = new Map<string, number>();
   private readonly lanes = new Map<string, Promise<void>>();
   /** Workloads done for this run, with why (shown in the plan's skipped list). */
   private readonly runHolds = new Map<string, string>();
@@ -201,8 +214,6 @@ export class PolicyRun {
   private readonly dryRun: boolean;
   private readonly pacing: boolean;
   private retriesLeft: number;
-  /** Evictions (or accepted dry runs) made in this run. */
-  private spent = 0;
   private readonly evictedPerWorkload = new Map<string, number>();
   private halted: Halt | undefined;
   private degraded: Degradation | undefined;
@@ -214,15 +225,15 @@ export class PolicyRun {
     private readonly opts: RunOptions,
   ) {
     const spec = opts.policy.spec;
-    this.limits = new EvictionLimits(spec.eviction);
+    this.limits = new RunLimits(spec.eviction);
     this.dryRun = spec.mode === 'DryRun';
     this.pacing = !this.dryRun && spec.eviction.waitForReplacement;
     this.retriesLeft = deps.retry.maxRetriesPerRun;
     // Every lane (one per workload, a thousand in a large run) waits on this signal at once; that is by design,
     // not a listener leak, so Node's default warning threshold of 10 does not apply.
     setMaxListeners(0, this.abort.signal);
-    if (opts.signal.aborted) this.halt('stopped');
-    else opts.signal.addEventListener('abort', () => this.halt('stopped'), { once: true });
+    if (opts.signal.aborted) this.halt(abortReason(opts.signal));
+    else opts.signal.addEventListener('abort', () => this.halt(abortReason(opts.signal)), { once: true });
   }
 
   private get log(): Logger {
@@ -241,16 +252,20 @@ export class PolicyRun {
     for (const [k, v] of this.cooling) held.set(k, v);
     for (const [k, v] of this.runHolds) held.set(k, v);
     for (const k of this.lanes.keys()) held.set(k, 'an eviction of this workload is in progress');
+    for (const k of this.deps.inFlight.saturated(this.opts.policy.spec.eviction.maxPerWorkload)) {
+      if (!held.has(k)) held.set(k, 'maxPerWorkload evictions of this workload are in flight (another policy)');
+    }
     return held;
   }
 
-  /** The policy as the next plan must see it: maxPerCycle lowered by the evictions this run already made. */
+  /** The policy as the next plan must see it: maxPerCycle lowered by the evictions this run made or reserved. */
   private policyForPlan(): Policy {
     const policy = this.opts.policy;
-    if (this.spent === 0) return policy;
+    const used = this.limits.reserved;
+    if (used === 0) return policy;
     const eviction = {
       ...policy.spec.eviction,
-      maxPerCycle: Math.max(0, policy.spec.eviction.maxPerCycle - this.spent),
+      maxPerCycle: Math.max(0, policy.spec.eviction.maxPerCycle - used),
     };
     return { ...policy, spec: { ...policy.spec, eviction } };
   }
@@ -284,6 +299,8 @@ export class PolicyRun {
       }
     }
     await Promise.all(this.lanes.values());
+    for (const [key, n] of this.slots) for (let i = 0; i < n; i++) this.deps.inFlight.release(key);
+    this.slots.clear();
     if (stale && this.halted === undefined) {
       // The loop ended on spent limits while lanes were pacing: one more look at the cluster, for the report.
       last = this.plan();
@@ -384,34 +401,54 @@ export class PolicyRun {
       record('not_found', 'the pod is gone or terminating (seen in the cache before the call)');
       return 'not_found';
     }
-    const limit = this.limits.exceeded(pod);
+    const key = workloadKey(pod);
+    // Both reservations are taken here, synchronously, before the first await; every path that does not evict
+    // gives them back.
+    const limit = this.limits.reserve(pod);
     if (limit !== undefined) {
       record('skipped', limit);
       return 'skipped';
     }
+    const maxPerWorkload = this.opts.policy.spec.eviction.maxPerWorkload;
+    if (!this.deps.inFlight.tryReserve(key, maxPerWorkload)) {
+      this.limits.release(pod);
+      record('skipped', `${maxPerWorkload} eviction(s) of ${key} already in flight (maxPerWorkload, across policies)`);
+      return 'skipped';
+    }
+    this.slots.set(key, (this.slots.get(key) ?? 0) + 1);
+    const giveBack = (): void => {
+      this.limits.release(pod);
+      this.releaseSlot(key);
+    };
     const budget = await this.awaitBudget(move);
-    if (budget.kind === 'halted') return undefined;
+    if (budget.kind === 'halted') {
+      giveBack();
+      return undefined;
+    }
     if (budget.kind === 'refused') {
+      giveBack();
       record(budget.result, budget.reason);
       return budget.result;
     }
-    const key = workloadKey(pod);
     const readyBefore = this.deps.cache.readyCount(key);
     const podsBefore = new Set(this.deps.cache.workloadPods(key).map((p) => p.uid));
     const answer = await this.callWithRetries(pod);
-    if (answer === 'halted') return undefined;
+    if (answer === 'halted') {
+      giveBack();
+      return undefined;
+    }
     if (answer instanceof EvictionError) {
+      giveBack();
       record(answer.result, answer.message, answer.code);
       return answer.result;
     }
-    this.limits.consume(pod);
-    this.spent++;
     const perWorkload = (this.evictedPerWorkload.get(key) ?? 0) + 1;
     this.evictedPerWorkload.set(key, perWorkload);
-    const maxPerWorkload = this.opts.policy.spec.eviction.maxPerWorkload;
     if (perWorkload >= maxPerWorkload)
       this.runHolds.set(key, `limit maxPerWorkload (${maxPerWorkload}) reached in this run`);
     if (this.dryRun) {
+      // A dry run evicted nothing: nothing is in flight.
+      this.releaseSlot(key);
       record('dry_run', 'accepted by the API server (dry run)');
       return 'dry_run';
     }
@@ -437,6 +474,14 @@ export class PolicyRun {
     });
     record('evicted', 'evicted');
     return 'evicted';
+  }
+
+  private releaseSlot(key: string): void {
+    const held = this.slots.get(key) ?? 0;
+    if (held === 0) return;
+    if (held === 1) this.slots.delete(key);
+    else this.slots.set(key, held - 1);
+    this.deps.inFlight.release(key);
   }
 
   /** Waits (bounded by replacementTimeout) until the pod's budget allows one more disruption. */
@@ -484,7 +529,7 @@ export class PolicyRun {
     for (let attempt = 0; ; attempt++) {
       if (this.halted !== undefined) return 'halted';
       if (!this.deps.isLeader()) {
-        this.halt('leadership');
+        this.halt('leadership_lost');
         return 'halted';
       }
       try {
@@ -492,7 +537,7 @@ export class PolicyRun {
         return 'ok';
       } catch (err) {
         if (err instanceof FencedError) {
-          this.halt('leadership');
+          this.halt('leadership_lost');
           return 'halted';
         }
         const error = classifyEvictionError(err, this.deps.clock.wall());
@@ -532,6 +577,8 @@ export class PolicyRun {
     const podName = `${move.pod.namespace}/${move.pod.name}`;
     switch (outcome.kind) {
       case 'replaced':
+        this.releaseSlot(key);
+        return;
       case 'aborted':
         return;
       case 'pending': {

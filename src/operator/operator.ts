@@ -23,10 +23,11 @@ import { createApiEvictor, DEFAULT_RETRY, PdbLedger, type Evictor, type RetryOpt
 import { createHttpHandler, type RequestHandler } from './httpServer.js';
 import { SupervisedInformer, type InformerSpec, type RawList } from './informers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
-import { alwaysLeader, createLeaderElector, type LeaderElector } from './leaderElection.js';
+import { alwaysLeader, createLeaderElector, type LeaderElectionOptions, type LeaderElector } from './leaderElection.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
 import { createRateLimiter, type RateLimiter } from './rateLimiter.js';
-import { POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, writePolicyStatus } from './status.js';
+import { POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, readPolicy, writePolicyStatus } from './status.js';
+import { InFlightEvictions } from './inFlight.js';
 
 export const COMPONENT = 'kube-rebalancer';
 
@@ -106,6 +107,17 @@ function policyInformerSpec(clients: KubeClients, convert: (raw: unknown) => Pol
   };
 }
 
+/** The timings that were given (the elector has its own defaults for the rest). */
+function electionTimings(
+  t: LeaderElectionTimings | undefined,
+): Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'> {
+  return {
+    ...(t?.leaseDurationMs !== undefined ? { leaseDurationMs: t.leaseDurationMs } : {}),
+    ...(t?.renewDeadlineMs !== undefined ? { renewDeadlineMs: t.renewDeadlineMs } : {}),
+    ...(t?.retryPeriodMs !== undefined ? { retryPeriodMs: t.retryPeriodMs } : {}),
+  };
+}
+
 export function createOperator(deps: OperatorDeps): Operator {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger;
@@ -150,22 +162,14 @@ export function createOperator(deps: OperatorDeps): Operator {
         identity: deps.identity,
         clock,
         logger,
-        ...(deps.leaderElection?.leaseDurationMs !== undefined
-          ? { leaseDurationMs: deps.leaderElection.leaseDurationMs }
-          : {}),
-        ...(deps.leaderElection?.renewDeadlineMs !== undefined
-          ? { renewDeadlineMs: deps.leaderElection.renewDeadlineMs }
-          : {}),
-        ...(deps.leaderElection?.retryPeriodMs !== undefined
-          ? { retryPeriodMs: deps.leaderElection.retryPeriodMs }
-          : {}),
+        ...electionTimings(deps.leaderElection),
         onStartedLeading: () => {
           metrics.setLeader(true);
-          void controller.syncAll();
+          void controller.startedLeading();
         },
         onStoppedLeading: () => {
           metrics.setLeader(false);
-          controller.abortRuns();
+          controller.stoppedLeading();
         },
       })
     : alwaysLeader();
@@ -181,7 +185,13 @@ export function createOperator(deps: OperatorDeps): Operator {
     events,
     isLeader,
     stopSignal: stopping.signal,
-    writeStatus: (name, status) => writePolicyStatus(clients.custom, name, status),
+    writeStatus: (name, status, resourceVersion) => writePolicyStatus(clients.custom, name, status, resourceVersion),
+    readPolicy: async (name) => {
+      const raw = await readPolicy(clients.custom, name);
+      if (raw === undefined) return undefined;
+      const entry = cache.convertPolicy(raw);
+      return entry.name === '' ? { ...entry, name } : entry;
+    },
     run: {
       cache,
       evictor: deps.wrapEvictor ? deps.wrapEvictor(baseEvictor) : baseEvictor,
@@ -189,6 +199,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       metrics,
       events,
       ledger: new PdbLedger(),
+      inFlight: new InFlightEvictions(),
       isLeader,
       retry: deps.evictionRetry ?? DEFAULT_RETRY,
       minReplanIntervalMs: deps.minReplanIntervalMs ?? 1000,

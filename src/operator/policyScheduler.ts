@@ -51,6 +51,7 @@ export interface PolicySchedulerDeps {
 }
 
 interface Scheduled {
+  readonly uid: string;
   readonly generation: number;
   readonly task: CronTask | undefined;
   readonly schedule: string | undefined;
@@ -74,13 +75,21 @@ export class PolicyScheduler {
       this.deps.removed(entry.name);
       return;
     }
-    if (known !== undefined && known.generation === entry.generation) return;
+    if (known !== undefined && known.uid === entry.uid && known.generation === entry.generation) return;
     known?.task?.stop();
+    // Same name, another object (deleted and recreated while the watch was down): the old one is gone.
+    const replaced = known !== undefined && known.uid !== entry.uid;
+    if (replaced) {
+      this.scheduled.delete(entry.name);
+      this.deps.logger.info({ policy: entry.name, uid: entry.uid }, 'policy recreated; the old one is forgotten');
+      this.deps.removed(entry.name);
+    }
+    const previous = replaced ? undefined : known;
     const policy = entry.policy;
     const schedule = policy !== undefined && !policy.spec.suspend ? policy.spec.schedule : undefined;
     const task =
       schedule === undefined ? undefined : this.deps.cron(schedule, () => void this.tick(entry.name), entry.name);
-    this.scheduled.set(entry.name, { generation: entry.generation, task, schedule });
+    this.scheduled.set(entry.name, { uid: entry.uid, generation: entry.generation, task, schedule });
     this.deps.logger.info(
       {
         policy: entry.name,
@@ -88,9 +97,9 @@ export class PolicyScheduler {
         schedule: schedule ?? null,
         state: policy === undefined ? 'invalid' : policy.spec.suspend ? 'suspended' : 'scheduled',
       },
-      known === undefined ? 'policy scheduled' : 'policy changed; rescheduled',
+      previous === undefined ? 'policy scheduled' : 'policy changed; rescheduled',
     );
-    this.deps.specChanged(entry, known?.generation);
+    this.deps.specChanged(entry, previous?.generation);
   };
 
   /** The schedule a policy currently runs on (undefined: none). */
@@ -106,6 +115,7 @@ export class PolicyScheduler {
   /** A tick: run a cycle unless one is running (then count the overlap) or this replica does not lead. */
   tick(name: string): Promise<void> {
     if (this.stopped || !this.deps.isLeader()) return Promise.resolve();
+    this.deps.metrics.markCycleDue(name);
     const inFlight = this.running.get(name);
     if (inFlight !== undefined) {
       this.deps.metrics.observeCycle(name, 0, 'skipped_overlap');

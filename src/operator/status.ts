@@ -1,5 +1,13 @@
-// RebalancePolicy.status: a pure builder (what the status should say) and the one call that writes it
-// (a JSON patch of the status subresource, so spec edits racing with it never conflict).
+// RebalancePolicy.status: a pure builder (what the status should say), the reader of the state a previous leader
+// persisted there, and the one call that writes it.
+//
+// What must outlive a process lives here (DESIGN.md): active cooldowns (`until` is wall time, as people read it),
+// the Degraded pause (the Pending replacement it waits for, by uid) and the totals. A new leader reads them back from
+// the live object before its first cycle.
+//
+// The write is a JSON patch of the status subresource that carries the resourceVersion the writer last read or
+// wrote: the API server answers 409 when the object changed since (a spec edit, or a write by another leader), so a
+// replica holding a stale picture can never overwrite a newer status; the caller re-reads and merges (cycle.ts).
 //
 // Conditions (each with observedGeneration; lastTransitionTime kept while the condition's status is unchanged):
 //   Invalid    True when the spec does not parse (message: every problem with its field path); such a policy never runs.
@@ -14,6 +22,41 @@ export const POLICY_GROUP = 'rebalancer.dev';
 export const POLICY_VERSION = 'v1alpha1';
 export const POLICY_PLURAL = 'rebalancepolicies';
 
+export interface CooldownStatus {
+  /** `namespace/Kind/name`. */
+  readonly workload: string;
+  /** RFC 3339 (wall clock). */
+  readonly until: string;
+  readonly reason: string;
+}
+
+export interface PauseStatus {
+  /** `namespace/name` of the replacement that stayed Pending. */
+  readonly pod: string;
+  readonly podUid: string;
+  readonly workload: string;
+  /** RFC 3339. */
+  readonly since: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** How the last cycle ended; an aborted cycle is not a failed one. */
+export type RunResultName = 'Succeeded' | 'Failed' | 'Aborted';
+
+export interface LastRunResult {
+  readonly result: RunResultName;
+  /** For Aborted: SpecChanged, LeadershipLost, ShuttingDown; for Failed: CycleFailed; else Completed. */
+  readonly reason: string;
+}
+
+/** The state a leader carries over from the status (the part that must survive it). */
+export interface PersistedState {
+  readonly totals: { readonly evicted: number; readonly failed: number } | undefined;
+  readonly cooldowns: readonly CooldownStatus[];
+  readonly pause: PauseStatus | undefined;
+}
+
 export interface PolicyStatus {
   readonly observedGeneration: number;
   readonly conditions: readonly PolicyCondition[];
@@ -21,6 +64,9 @@ export interface PolicyStatus {
   readonly lastSuccessfulRunTime?: string;
   readonly lastPlan?: LastPlanStatus;
   readonly totals: { readonly evicted: number; readonly failed: number };
+  readonly cooldowns: readonly CooldownStatus[];
+  readonly pause?: PauseStatus;
+  readonly lastRunResult?: LastRunResult;
 }
 
 export interface StatusInput {
@@ -38,6 +84,9 @@ export interface StatusInput {
   readonly lastSuccessfulRunTime: string | undefined;
   readonly lastPlan: LastPlanStatus | undefined;
   readonly totals: { readonly evicted: number; readonly failed: number };
+  readonly cooldowns?: readonly CooldownStatus[];
+  readonly pause?: PauseStatus | undefined;
+  readonly lastRunResult?: LastRunResult | undefined;
 }
 
 function condition(input: StatusInput, type: string, value: boolean, reason: string, message: string): PolicyCondition {
@@ -94,22 +143,97 @@ export function buildStatus(input: StatusInput): PolicyStatus {
     ...(input.lastSuccessfulRunTime !== undefined ? { lastSuccessfulRunTime: input.lastSuccessfulRunTime } : {}),
     ...(input.lastPlan !== undefined ? { lastPlan: input.lastPlan } : {}),
     totals: input.totals,
+    cooldowns: input.cooldowns ?? [],
+    ...(input.pause !== undefined ? { pause: input.pause } : {}),
+    ...(input.lastRunResult !== undefined ? { lastRunResult: input.lastRunResult } : {}),
   };
 }
 
-/** Writes the whole status of a policy (JSON patch `add /status`, which replaces it). */
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown): string => (typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : '');
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+
+/** The persisted part of a status object as read from the API (anything malformed is dropped, never thrown). */
+export function readPersisted(status: unknown): PersistedState {
+  const s = isObj(status) ? status : {};
+  const totals = isObj(s['totals'])
+    ? { evicted: count(s['totals']['evicted']), failed: count(s['totals']['failed']) }
+    : undefined;
+  const cooldowns: CooldownStatus[] = [];
+  for (const c of Array.isArray(s['cooldowns']) ? s['cooldowns'] : []) {
+    if (!isObj(c) || text(c['workload']) === '' || Number.isNaN(Date.parse(text(c['until'])))) continue;
+    cooldowns.push({ workload: text(c['workload']), until: text(c['until']), reason: text(c['reason']) });
+  }
+  const p = s['pause'];
+  const pause =
+    isObj(p) && text(p['pod']).includes('/') && !Number.isNaN(Date.parse(text(p['since'])))
+      ? {
+          pod: text(p['pod']),
+          podUid: text(p['podUid']),
+          workload: text(p['workload']),
+          since: text(p['since']),
+          reason: text(p['reason']) || 'ReplacementPending',
+          message: text(p['message']),
+        }
+      : undefined;
+  return { totals, cooldowns, pause };
+}
+
+/** The API server refused the write because the object changed since `resourceVersion` (409). */
+export class StatusConflictError extends Error {
+  readonly code = 'E_STATUS_CONFLICT' as const;
+  constructor(name: string) {
+    super(`RebalancePolicy ${JSON.stringify(name)} changed since it was read; status not written`);
+    this.name = 'StatusConflictError';
+  }
+}
+
+/**
+ * Writes the whole status of a policy (JSON patch `add /status`, which replaces it), on condition that the object is
+ * still at `resourceVersion`. Resolves to the new resourceVersion; rejects with StatusConflictError on 409.
+ */
 export async function writePolicyStatus(
   api: Pick<CustomObjectsApi, 'patchClusterCustomObjectStatus'>,
   name: string,
   status: PolicyStatus,
-): Promise<void> {
-  await api.patchClusterCustomObjectStatus({
-    group: POLICY_GROUP,
-    version: POLICY_VERSION,
-    plural: POLICY_PLURAL,
-    name,
-    body: [{ op: 'add', path: '/status', value: status }],
-  });
+  resourceVersion: string,
+): Promise<string> {
+  try {
+    const written: unknown = await api.patchClusterCustomObjectStatus({
+      group: POLICY_GROUP,
+      version: POLICY_VERSION,
+      plural: POLICY_PLURAL,
+      name,
+      body: [
+        { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
+        { op: 'add', path: '/status', value: status },
+      ],
+    });
+    const meta = isObj(written) && isObj(written['metadata']) ? written['metadata'] : {};
+    return text(meta['resourceVersion']);
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code === 409) throw new StatusConflictError(name);
+    throw err;
+  }
+}
+
+/** Reads one policy as it is now on the server (not the watch cache): what a new leader starts from. */
+export async function readPolicy(
+  api: Pick<CustomObjectsApi, 'getClusterCustomObject'>,
+  name: string,
+): Promise<unknown> {
+  try {
+    return await api.getClusterCustomObject({
+      group: POLICY_GROUP,
+      version: POLICY_VERSION,
+      plural: POLICY_PLURAL,
+      name,
+    });
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code === 404) return undefined;
+    throw err;
+  }
 }
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */

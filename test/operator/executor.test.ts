@@ -20,6 +20,7 @@ import { parsePolicy } from '../../src/policy/parse.js';
 import { makeNode, makePdb, makePod, makePolicy, ZONE } from '../builders.js';
 import { apply, deletePod, newCache } from './cacheFixtures.js';
 import { captureLogger } from './fakes.js';
+import { InFlightEvictions } from '../../src/operator/inFlight.js';
 
 interface RecordedEvent {
   target: EventTarget;
@@ -76,6 +77,7 @@ interface SetupOptions {
   leader?: () => boolean;
   extra?: unknown[];
   onFirstPlan?: (outcome: PlanOutcome) => void;
+  inFlight?: InFlightEvictions;
 }
 
 function setup(opts: SetupOptions = {}) {
@@ -105,6 +107,7 @@ function setup(opts: SetupOptions = {}) {
     metrics,
     events,
     ledger: new PdbLedger(),
+    inFlight: opts.inFlight ?? new InFlightEvictions(),
     isLeader: opts.leader ?? (() => true),
     retry: { initialMs: 1, maxMs: 2, maxAttempts: 3, maxRetriesPerRun: 10, random: () => 0 },
     minReplanIntervalMs: 1,
@@ -228,7 +231,7 @@ describe('a policy run', () => {
     const { run } = setup({ evictor, leader: () => leading });
     const result = await run();
     expect(evictor.calls).toHaveLength(1);
-    expect(result.halted).toBe('leadership');
+    expect(result.halted).toBe('leadership_lost');
   });
 
   it('a pod that vanished from the cache since the plan is not_found, without a call', async () => {
