@@ -4,6 +4,7 @@
 // are errors, because a typo in a hand-written policy (`maxPerCycel`) must not silently fall back to a default.
 import { isObj, present, typeName, type Obj } from '../model/rawJson.js';
 import { validate as validateCron } from 'node-cron';
+import { cronProblem } from './cron.js';
 import { InputError, FieldError } from '../errors.js';
 import { compileLabelSelector, labelKeyProblem, labelValueProblem } from '../model/labels.js';
 import type { NodeInclusionPolicy, PriorityClassInfo, Selector, WhenUnsatisfiable } from '../model/types.js';
@@ -185,11 +186,7 @@ function namespaceProblem(name: string): string | undefined {
 }
 
 function scheduleProblem(schedule: string): string | undefined {
-  const fields = schedule.trim().split(/\s+/).length;
-  if (fields !== 5 && fields !== 6) {
-    return `must be a cron expression with 5 fields, or 6 with seconds first (got ${fields} in ${JSON.stringify(schedule)})`;
-  }
-  return validateCron(schedule) ? undefined : `${JSON.stringify(schedule)} is not a valid cron expression`;
+  return cronProblem(schedule, validateCron);
 }
 
 function readDefaultConstraints(r: Reader, parent: Obj | undefined, path: string): DefaultConstraint[] | undefined {

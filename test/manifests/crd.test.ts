@@ -492,6 +492,16 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
         lastSuccessfulRunTime: '2025-01-01T00:05:00Z',
         lastPlan: { evictions: 2, skipped: 1, violations: 3, maxSkewObserved: 4 },
         totals: { evicted: 10, failed: 0 },
+        cooldowns: [{ workload: 'shop/Deployment/web', until: '2025-01-01T00:35:00Z', reason: 'landed back' }],
+        pause: {
+          pod: 'shop/web-abc',
+          podUid: 'u-1',
+          workload: 'shop/Deployment/web',
+          since: '2025-01-01T00:05:00Z',
+          reason: 'ReplacementPending',
+          message: 'replacement shop/web-abc is still Pending',
+        },
+        lastRunResult: { result: 'Aborted', reason: 'SpecChanged' },
       },
     };
     expect(admit(object).openApi).toEqual([]);
@@ -516,6 +526,12 @@ describe('RebalancePolicy CRD: value formats', () => {
     ['0 0 0 * * * *', false], // 7 fields
     ['every 5 minutes', false],
     ['', false],
+    // node-cron expands ranges into arrays: a number of more than two digits never reaches it.
+    ['0-200000000 * * * *', false],
+    ['0 0-100000000 * * *', false],
+    ['*/100 * * * *', false],
+    ['0 0 1 1 *', true],
+    ['59 23 31 12 7', true],
   ])('schedule %j accepted: %s', (schedule, ok) => {
     expect(accepts({ schedule })).toBe(ok);
   });

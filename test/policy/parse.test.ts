@@ -194,7 +194,13 @@ describe('invalid values: each problem names its field', () => {
   it.each([
     ['a 4-field cron', { schedule: '*/5 * * *' }, 'spec.schedule', /5 fields, or 6 with seconds/],
     ['a 7-field cron', { schedule: '0 0 */5 * * * *' }, 'spec.schedule', /5 fields, or 6/],
-    ['an out-of-range cron field', { schedule: '61 * * * *' }, 'spec.schedule', /not a valid cron expression/],
+    ['an out-of-range cron field', { schedule: '61 * * * *' }, 'spec.schedule', /minute "61" is out of range 0-59/],
+    // node-cron would expand these ranges into arrays of 2e8 elements (and die): bounded before it sees them.
+    ['a huge cron range', { schedule: '0-200000000 * * * *' }, 'spec.schedule', /minute "200000000" is out of range/],
+    ['a huge hour range', { schedule: '0 0-100000000 * * *' }, 'spec.schedule', /hour "100000000" is out of range/],
+    ['a huge step', { schedule: '*/1000000 * * * *' }, 'spec.schedule', /minute step "1000000" must be/],
+    ['a day of month 0', { schedule: '0 0 0 * *' }, 'spec.schedule', /day of month "0" is out of range 1-31/],
+    ['a huge seconds range', { schedule: '0-99999999 * * * * *' }, 'spec.schedule', /second "99999999"/],
     ['a cron macro', { schedule: '@daily' }, 'spec.schedule', /5 fields/],
     ['a non-string schedule', { schedule: 5 }, 'spec.schedule', /must be a string/],
     ['mode in lower case', { mode: 'evict' }, 'spec.mode', /one of DryRun, Evict/],
