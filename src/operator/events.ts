@@ -4,6 +4,8 @@
 // Like client-go's recorder, repeats are aggregated: the same reason and message on the same object within the
 // aggregation window patches the existing Event (count, lastTimestamp) instead of creating a new one, so a budget
 // that blocks the same pod every cycle produces one Event with a growing count, not one per cycle.
+// A repeat that arrives while the first Event is still being created waits for that creation and then patches it,
+// so two identical Events in quick succession make one Event with count 2, not two Events.
 // Events of cluster-scoped objects (RebalancePolicy) go to the `default` namespace, as kubectl describe expects.
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
@@ -57,6 +59,8 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
   const maxRemembered = opts.maxRemembered ?? 4096;
   const remembered = new Map<string, Remembered>();
   const pending = new Set<Promise<void>>();
+  /** Creations in flight, by key: a repeat waits for them instead of creating a second Event. */
+  const creating = new Map<string, Promise<void>>();
   const log = opts.logger.child({ component: 'events' });
 
   function remember(key: string, value: Remembered): void {
@@ -102,6 +106,8 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
     const key = [target.kind, target.namespace ?? '', target.name, target.uid ?? '', type, reason, message].join(
       '\u0000',
     );
+    const inFlight = creating.get(key);
+    if (inFlight !== undefined) await inFlight.catch(() => undefined);
     const now = opts.clock.now();
     const seen = remembered.get(key);
     if (seen !== undefined && now - seen.lastSeen < window) {
@@ -124,7 +130,13 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
         remembered.delete(key);
       }
     }
-    await create(key, target, type, reason, message);
+    const creation = create(key, target, type, reason, message);
+    creating.set(key, creation);
+    try {
+      await creation;
+    } finally {
+      if (creating.get(key) === creation) creating.delete(key);
+    }
   }
 
   return {

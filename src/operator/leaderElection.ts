@@ -88,13 +88,22 @@ export class LeaseTimeoutError extends Error {
   }
 }
 
-/** Rejects with LeaseTimeoutError when `promise` has not settled after `ms` (the request is abandoned). */
-async function withTimeout<T>(clock: Clock, promise: Promise<T>, ms: number, what: string): Promise<T> {
+/**
+ * Rejects with LeaseTimeoutError when `promise` has not settled after `ms`, or at once when `stop` aborts (the
+ * request is abandoned).
+ */
+async function withTimeout<T>(
+  clock: Clock,
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+  stop: AbortSignal,
+): Promise<T> {
   const timer = new AbortController();
   try {
     return await Promise.race([
       promise,
-      clock.sleep(ms, timer.signal).then(() => {
+      clock.sleep(ms, AbortSignal.any([timer.signal, stop])).then(() => {
         if (timer.signal.aborted) return new Promise<never>(() => undefined);
         throw new LeaseTimeoutError(what, ms);
       }),
@@ -114,11 +123,11 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
   const raw = opts.api;
   const api = {
     readNamespacedLease: (p: { namespace: string; name: string }) =>
-      withTimeout(clock, raw.readNamespacedLease(p), requestTimeoutMs, 'Lease GET'),
+      withTimeout(clock, raw.readNamespacedLease(p), requestTimeoutMs, 'Lease GET', stopping.signal),
     createNamespacedLease: (p: { namespace: string; body: V1Lease }) =>
-      withTimeout(clock, raw.createNamespacedLease(p), requestTimeoutMs, 'Lease create'),
+      withTimeout(clock, raw.createNamespacedLease(p), requestTimeoutMs, 'Lease create', stopping.signal),
     replaceNamespacedLease: (p: { namespace: string; name: string; body: V1Lease }) =>
-      withTimeout(clock, raw.replaceNamespacedLease(p), requestTimeoutMs, 'Lease update'),
+      withTimeout(clock, raw.replaceNamespacedLease(p), requestTimeoutMs, 'Lease update', stopping.signal),
   };
   let activity: number | undefined;
   const log = opts.logger.child({ component: 'leader-election', lease: `${namespace}/${name}` });
@@ -243,7 +252,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
       if (!release || !wasLeading || current === undefined) return;
       const now = clock.wall();
       try {
-        await api.replaceNamespacedLease({
+        const release = raw.replaceNamespacedLease({
           namespace,
           name,
           body: {
@@ -257,6 +266,8 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
             },
           },
         });
+        // Stopping has aborted the campaign's signal: the release gets its own timeout only.
+        await withTimeout(clock, release, requestTimeoutMs, 'Lease release', new AbortController().signal);
         log.info('lease released');
       } catch (err) {
         log.warn(

@@ -598,10 +598,13 @@ describe('manifests: PrometheusRule', () => {
     expect(expr).toMatch(/rate\(rebalancer_evictions_total\{result="failed"\}\[5m\]\)/);
   });
 
-  it('fires when no cycle succeeded for 3 × the default 5-minute schedule, and says so', () => {
-    const { expr, annotations } = alert('RebalancerCycleStale');
-    expect(expr).toMatch(/time\(\) - max by \(policy\) \(rebalancer_last_successful_cycle_timestamp_seconds\) > 900/);
-    expect(annotations.description).toMatch(/15 minutes, three times the default 5-minute schedule/);
+  it('fires only for policies that were due and did not succeed since, for 30m, whatever their schedule', () => {
+    const { expr, for: duration } = alert('RebalancerCycleStale');
+    expect(duration).toBe('30m');
+    expect(expr).not.toMatch(/\b900\b|time\(\)/);
+    expect(new Set(promqlRefs(expr).metrics.map((m) => m.name))).toEqual(
+      new Set(['rebalancer_cycle_due_timestamp_seconds', 'rebalancer_last_successful_cycle_timestamp_seconds']),
+    );
   });
 
   it('fires when the operator is absent or leaderless for 10m', () => {

@@ -89,6 +89,40 @@ describe('event recorder', () => {
     expect(fake.created).toHaveLength(3);
   });
 
+  it('aggregates two identical Events recorded back to back, while the first is still being created', async () => {
+    const fake = new FakeEventApi();
+    const clock = new ManualClock();
+    const { events } = recorder(fake, clock);
+    events.record(pod, 'Warning', 'RebalanceBlocked', 'budget spent');
+    events.record(pod, 'Warning', 'RebalanceBlocked', 'budget spent');
+    events.record(pod, 'Warning', 'RebalanceBlocked', 'budget spent');
+    await events.flush(1000);
+    expect(fake.created).toHaveLength(1);
+    expect(fake.patched.map((p) => (p.body as Array<{ value: unknown }>)[0]!.value)).toEqual([2, 3]);
+  });
+
+  it.each([
+    ['forward', 3_600_000],
+    ['backward', -3_600_000],
+  ])('a wall-clock step of 1 h %s neither ends nor stretches the aggregation window', async (_, step) => {
+    const fake = new FakeEventApi();
+    const clock = new ManualClock();
+    const { events } = recorder(fake, clock);
+    events.record(pod, 'Warning', 'RebalanceBlocked', 'budget spent');
+    await events.flush(1000);
+    clock.jumpWall(step);
+    await clock.advance(60_000);
+    events.record(pod, 'Warning', 'RebalanceBlocked', 'budget spent');
+    await events.flush(1000);
+    expect(fake.created).toHaveLength(1);
+    // The timestamp people read is wall time, step included.
+    expect((fake.patched[0]!.body as Array<{ value: unknown }>)[1]!.value).toBe(new Date(clock.wall()).toISOString());
+    await clock.advance(10 * 60_000);
+    events.record(pod, 'Warning', 'RebalanceBlocked', 'budget spent');
+    await events.flush(1000);
+    expect(fake.created).toHaveLength(2);
+  });
+
   it('creates the Event afresh when the one it would patch is gone (404), and only logs other failures', async () => {
     const fake = new FakeEventApi();
     const clock = new ManualClock();

@@ -142,4 +142,73 @@ describe('leader election', () => {
     expect(b.isLeader()).toBe(true);
     await b.stop(false);
   });
+
+  it.each([
+    ['forward', 3_600_000],
+    ['backward', -3_600_000],
+  ])('a wall-clock step of 1 h %s changes neither who leads nor when a follower may take over', async (_, step) => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    const a = elector(leases, clock, 'a');
+    const b = elector(leases, clock, 'b');
+    a.start();
+    await flush();
+    b.start();
+    await clock.advance(1000);
+    clock.jumpWall(step);
+    await clock.advance(10_000);
+    expect(a.isLeader()).toBe(true);
+    expect(b.isLeader()).toBe(false);
+    // Partitioned, a stops at exactly its renew deadline and b takes over no earlier than the Lease duration.
+    leases.partitioned.add('a');
+    const partitionedAt = clock.now();
+    clock.jumpWall(-step);
+    await clock.advance(1400);
+    expect(a.isLeader()).toBe(true);
+    expect(b.isLeader()).toBe(false);
+    await clock.advance(2600);
+    expect(a.isLeader()).toBe(false);
+    expect(b.isLeader()).toBe(true);
+    expect(clock.now() - partitionedAt).toBeGreaterThanOrEqual(3000);
+    // The times written to the Lease are wall time.
+    const renew = leases.lease?.spec?.renewTime;
+    expect(new Date(String(renew instanceof Date ? renew.toISOString() : renew)).getTime()).toBeCloseTo(
+      clock.wall(),
+      -4,
+    );
+    await a.stop(false);
+    await b.stop(false);
+  });
+
+  it('a Lease GET that never answers times out, and the leader steps down at its renew deadline', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    let hang = false;
+    const api = leases.api('a');
+    const hanging: LeaderElectionOptions['api'] = {
+      ...api,
+      readNamespacedLease: (p) => (hang ? new Promise<V1Lease>(() => undefined) : api.readNamespacedLease(p)),
+    };
+    const a = createLeaderElector({
+      api: hanging,
+      namespace: 'kube-rebalancer',
+      name: 'kube-rebalancer',
+      identity: 'a',
+      clock,
+      logger: captureLogger().logger,
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 500,
+    });
+    a.start();
+    await clock.advance(1000);
+    expect(a.isLeader()).toBe(true);
+    hang = true;
+    const before = a.lastActivity()!;
+    await clock.advance(2500);
+    expect(a.isLeader()).toBe(false);
+    // The loop is not wedged by the hung request: it keeps attempting (each attempt ends at the 1 s timeout).
+    expect(a.lastActivity()!).toBeGreaterThan(before + 1000);
+    await a.stop(false);
+  });
 });

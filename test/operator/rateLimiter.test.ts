@@ -121,4 +121,27 @@ describe('rate limiter', () => {
       { numRuns: 60 },
     );
   });
+
+  it.each([
+    ['forward', 3_600_000],
+    ['backward', -3_600_000],
+  ])('a wall-clock step of 1 h %s changes no grant time', async (_, step) => {
+    const arrivals = [0, 0, 0, 0, 0, 0, 0, 0, 150, 150, 900];
+    const steady = await grantTimes(new ManualClock(), 10, 3, arrivals);
+    const clock = new ManualClock();
+    const limiter = createRateLimiter({ qps: 10, burst: 3, clock });
+    const times: number[] = [];
+    const pending: Promise<void>[] = [];
+    let elapsed = 0;
+    for (const at of arrivals) {
+      await clock.advance(at - elapsed);
+      elapsed = at;
+      clock.jumpWall(step);
+      pending.push(limiter.acquire().then(() => void times.push(clock.now())));
+    }
+    await clock.advance(100_000);
+    await Promise.all(pending);
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    expect(times.map((t) => t - start)).toEqual(steady);
+  });
 });
