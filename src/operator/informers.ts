@@ -11,6 +11,10 @@
 //    backoff (reset once a list succeeds or an event arrives); a restart resumes the watch from the last
 //    resourceVersion, and a 410 then relists.
 // 3. Sync tracking. An informer is synced once its first list has been applied; readiness waits for all of them.
+// 4. Paginated lists, as client-go's reflector: `limit` 500 and `continue`, each page converted as it arrives, so
+//    no response body holds the whole collection (150,000 pods would be one string of gigabytes, past V8's limit)
+//    and only the compact records of earlier pages are kept. A continue token that expired (410 while paging)
+//    restarts the list from the beginning, a few times at most.
 import { ADD, DELETE, ERROR, ListWatch, UPDATE, Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { FieldError } from '../errors.js';
@@ -26,16 +30,27 @@ export interface Cached<T> {
 
 export interface RawList {
   readonly items?: readonly unknown[];
-  readonly metadata?: { readonly resourceVersion?: string };
+  /** `continue` in JSON; client-node's typed V1ListMeta names it `_continue`. */
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string; readonly _continue?: string };
 }
+
+/** One page of a list request. */
+export interface ListPage {
+  readonly limit: number;
+  readonly continue?: string;
+}
+
+export const LIST_PAGE_SIZE = 500;
+/** Restarts of one list after its continue token expired, before the list fails (and the supervisor retries). */
+const MAX_LIST_RESTARTS = 3;
 
 export interface InformerSpec<T> {
   /** Resource name for logs and metrics (`pods`, `rebalancepolicies`). */
   readonly resource: string;
   /** Collection path of the watch, e.g. `/api/v1/pods`. */
   readonly path: string;
-  /** Lists the whole collection (through the rate-limited client). */
-  list(): Promise<RawList>;
+  /** Lists one page of the collection (through the rate-limited client); a spec ignoring `page` lists everything. */
+  list(page?: ListPage): Promise<RawList>;
   /** Raw object (plain JSON from a watch, or client-node's model object from a list) → compact value. */
   convert(raw: unknown): T;
 }
@@ -66,6 +81,18 @@ function metadataOf(raw: unknown): Cached<never>['metadata'] {
     ...(typeof namespace === 'string' && namespace !== '' ? { namespace } : {}),
     ...(typeof rv === 'string' ? { resourceVersion: rv } : {}),
   };
+}
+
+function statusCode(err: unknown): number | undefined {
+  const e = err as { code?: unknown; statusCode?: unknown } | null;
+  const code = e?.code ?? e?.statusCode;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** client-node's list parameters for one page. */
+export function pageParams(page: ListPage | undefined): { limit?: number; _continue?: string } {
+  if (page === undefined) return {};
+  return { limit: page.limit, ...(page.continue !== undefined ? { _continue: page.continue } : {}) };
 }
 
 export class SupervisedInformer<T> {
@@ -136,12 +163,32 @@ export class SupervisedInformer<T> {
   }
 
   private async list(): Promise<{ items: Cached<T>[]; metadata: { resourceVersion?: string } }> {
-    const list = await this.spec.list();
-    const items = (list.items ?? []).map((raw) => this.toCached(raw));
+    const items: Cached<T>[] = [];
+    let token: string | undefined;
+    let rv: string | undefined;
+    let pages = 0;
+    for (let restarts = 0; ;) {
+      let page: RawList;
+      try {
+        page = await this.spec.list({ limit: LIST_PAGE_SIZE, ...(token !== undefined ? { continue: token } : {}) });
+      } catch (err) {
+        if (token === undefined || statusCode(err) !== 410 || restarts >= MAX_LIST_RESTARTS) throw err;
+        restarts++;
+        this.log.info({ pages, restarts }, 'list continue token expired; listing again from the start');
+        items.length = 0;
+        token = undefined;
+        continue;
+      }
+      pages++;
+      for (const raw of page.items ?? []) items.push(this.toCached(raw));
+      rv = page.metadata?.resourceVersion;
+      const next = page.metadata?.continue ?? page.metadata?._continue;
+      if (next === undefined || next === '') break;
+      token = next;
+    }
     this.listedSinceWatch = true;
     this.backoff.reset();
-    const rv = list.metadata?.resourceVersion;
-    this.log.debug({ objects: items.length, resourceVersion: rv }, 'listed');
+    this.log.debug({ objects: items.length, pages, resourceVersion: rv }, 'listed');
     return { items, metadata: rv === undefined ? {} : { resourceVersion: rv } };
   }
 

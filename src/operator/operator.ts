@@ -21,7 +21,7 @@ import { PolicyController } from './cycle.js';
 import { createEventRecorder, type EventRecorder } from './events.js';
 import { createApiEvictor, DEFAULT_RETRY, PdbLedger, type Evictor, type RetryOptions } from './executor.js';
 import { createHttpHandler, type RequestHandler } from './httpServer.js';
-import { SupervisedInformer, type InformerSpec, type RawList } from './informers.js';
+import { pageParams, SupervisedInformer, type InformerSpec, type RawList } from './informers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
 import { alwaysLeader, createLeaderElector, type LeaderElectionOptions, type LeaderElector } from './leaderElection.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
@@ -97,11 +97,12 @@ function policyInformerSpec(clients: KubeClients, convert: (raw: unknown) => Pol
   return {
     resource: POLICY_PLURAL,
     path: `/apis/${POLICY_GROUP}/${POLICY_VERSION}/${POLICY_PLURAL}`,
-    list: async () =>
+    list: async (page) =>
       (await clients.custom.listClusterCustomObject({
         group: POLICY_GROUP,
         version: POLICY_VERSION,
         plural: POLICY_PLURAL,
+        ...pageParams(page),
       })) as RawList,
     convert,
   };
@@ -228,7 +229,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       {
         resource: 'priorityclasses',
         path: '/apis/scheduling.k8s.io/v1/priorityclasses',
-        list: () => clients.scheduling.listPriorityClass(),
+        list: (page) => clients.scheduling.listPriorityClass(pageParams(page)),
         convert: convertPriorityClass,
       },
       cache.priorityClassHandlers,
@@ -238,14 +239,19 @@ export function createOperator(deps: OperatorDeps): Operator {
       {
         resource: 'namespaces',
         path: '/api/v1/namespaces',
-        list: () => clients.core.listNamespace(),
+        list: (page) => clients.core.listNamespace(pageParams(page)),
         convert: convertNamespace,
       },
       cache.namespaceHandlers,
       informerDeps,
     ),
     new SupervisedInformer<NodeInfo>(
-      { resource: 'nodes', path: '/api/v1/nodes', list: () => clients.core.listNode(), convert: convertNode },
+      {
+        resource: 'nodes',
+        path: '/api/v1/nodes',
+        list: (page) => clients.core.listNode(pageParams(page)),
+        convert: convertNode,
+      },
       cache.nodeHandlers,
       informerDeps,
     ),
@@ -253,7 +259,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       {
         resource: 'pods',
         path: '/api/v1/pods',
-        list: () => clients.core.listPodForAllNamespaces(),
+        list: (page) => clients.core.listPodForAllNamespaces(pageParams(page)),
         convert: cache.convertPod,
       },
       cache.podHandlers,
@@ -263,7 +269,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       {
         resource: 'poddisruptionbudgets',
         path: '/apis/policy/v1/poddisruptionbudgets',
-        list: () => clients.policy.listPodDisruptionBudgetForAllNamespaces(),
+        list: (page) => clients.policy.listPodDisruptionBudgetForAllNamespaces(pageParams(page)),
         convert: cache.convertPdb,
       },
       cache.pdbHandlers,

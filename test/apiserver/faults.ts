@@ -24,6 +24,8 @@ export interface RequestMatch {
   resource?: string;
   namespace?: string;
   name?: string;
+  /** Lists only: true matches a request carrying a `continue` token (a page after the first), false one without. */
+  continued?: boolean;
 }
 
 export function requestMatches(match: RequestMatch, info: RequestInfo): boolean {
@@ -35,6 +37,7 @@ export function requestMatches(match: RequestMatch, info: RequestInfo): boolean 
   if (match.resource !== undefined && match.resource !== info.resource) return false;
   if (match.namespace !== undefined && match.namespace !== info.namespace) return false;
   if (match.name !== undefined && match.name !== info.name) return false;
+  if (match.continued !== undefined && /[?&]continue=/.test(info.url) !== match.continued) return false;
   return true;
 }
 

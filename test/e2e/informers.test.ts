@@ -136,4 +136,26 @@ describe('watch caches', () => {
     expect(await readyz()).toBe(200);
     expect(s.stats.count({ verb: 'list', resource: 'poddisruptionbudgets', code: 503 })).toBe(3);
   });
+
+  it('list in pages of 500, converted page by page, and start over when a continue token expired', async () => {
+    const s = await cluster();
+    for (let i = 0; i < 1200; i++) s.store.create(barePod(`bare-${String(i).padStart(4, '0')}`));
+    // The first continued page of pods is answered 410 Expired, as after an etcd compaction.
+    s.faults.failNext({ verb: 'list', resource: 'pods', continued: true, status: 410, message: 'continue expired' });
+    const mark = s.stats.mark();
+    const op = startOperator(s);
+    operators.push(op);
+    await op.operator.waitForSync();
+    const lists = s.stats.requests({ verb: 'list', resource: 'pods' }, mark);
+    // page 1, page 2 (410), then page 1, 2, 3 again.
+    expect(lists.map((r) => [r.code, /[?&]limit=500(&|$)/.test(r.url), /[?&]continue=/.test(r.url)])).toEqual([
+      [200, true, false],
+      [410, true, true],
+      [200, true, false],
+      [200, true, true],
+      [200, true, true],
+    ]);
+    expect(op.operator.cache.counts().pods).toBe(1202);
+    expect(op.logs.some((l) => l.msg === 'list continue token expired; listing again from the start')).toBe(true);
+  });
 });
