@@ -67,6 +67,8 @@ export interface PolicyState {
   run: AbortController | undefined;
   /** Status writes of this policy, one at a time. */
   writes: Promise<void>;
+  /** The policy (this uid) was deleted: nothing of it is recorded any more. */
+  deleted: boolean;
 }
 
 export interface PolicyControllerDeps {
@@ -117,17 +119,22 @@ function splitPod(text: string): { namespace: string; name: string } {
   return { namespace: text.slice(0, slash), name: text.slice(slash + 1) };
 }
 
-/** Metrics that record nothing once `open()` is false (a deleted policy, a replica that stopped leading). */
-function gatedMetrics(metrics: RebalancerMetrics, open: () => boolean): RebalancerMetrics {
+/**
+ * The metrics a run records through: nothing once its policy is deleted (its series are gone and stay gone), and no
+ * picture of the cluster (skew, violations, planned evictions) once this replica no longer leads. Counters of what
+ * did happen (evictions, cycles, aborts) are kept while the policy exists.
+ */
+function gatedMetrics(metrics: RebalancerMetrics, exists: () => boolean, leads: () => boolean): RebalancerMetrics {
+  const picture = (): boolean => exists() && leads();
   return {
     ...metrics,
-    recordTopology: (...a) => (open() ? metrics.recordTopology(...a) : undefined),
-    recordViolations: (...a) => (open() ? metrics.recordViolations(...a) : undefined),
-    recordEviction: (...a) => (open() ? metrics.recordEviction(...a) : undefined),
-    observeCycle: (...a) => (open() ? metrics.observeCycle(...a) : undefined),
-    setPlanEvictions: (...a) => (open() ? metrics.setPlanEvictions(...a) : undefined),
-    recordPlan: (...a) => (open() ? metrics.recordPlan(...a) : undefined),
-    recordAbort: (...a) => (open() ? metrics.recordAbort(...a) : undefined),
+    recordTopology: (...a) => (picture() ? metrics.recordTopology(...a) : undefined),
+    recordViolations: (...a) => (picture() ? metrics.recordViolations(...a) : undefined),
+    setPlanEvictions: (...a) => (picture() ? metrics.setPlanEvictions(...a) : undefined),
+    recordPlan: (...a) => (picture() ? metrics.recordPlan(...a) : undefined),
+    recordEviction: (...a) => (exists() ? metrics.recordEviction(...a) : undefined),
+    observeCycle: (...a) => (exists() ? metrics.observeCycle(...a) : undefined),
+    recordAbort: (...a) => (exists() ? metrics.recordAbort(...a) : undefined),
   };
 }
 
@@ -174,6 +181,7 @@ export class PolicyController {
       cycles: 0,
       run: undefined,
       writes: Promise.resolve(),
+      deleted: false,
     };
   }
 
@@ -184,6 +192,7 @@ export class PolicyController {
     if (entry === undefined) return known;
     if (known !== undefined && (known.uid === entry.uid || entry.uid === '')) return known;
     if (known !== undefined) {
+      known.deleted = true;
       known.run?.abort('deleted');
       this.deps.metrics.forgetPolicy(name);
     }
@@ -260,6 +269,7 @@ export class PolicyController {
   removed(name: string): void {
     const state = this.states.get(name);
     this.states.delete(name);
+    if (state !== undefined) state.deleted = true;
     state?.run?.abort('deleted');
     this.deps.metrics.forgetPolicy(name);
   }
@@ -426,7 +436,11 @@ export class PolicyController {
     const log = this.deps.logger.child({ policy: name, cycle: state.cycles });
     if (!this.mayRun(entry, state, log)) return;
     const open = (): boolean => this.live(name, state) && this.deps.isLeader();
-    const metrics = gatedMetrics(this.deps.metrics, open);
+    const metrics = gatedMetrics(
+      this.deps.metrics,
+      () => !state.deleted,
+      () => this.deps.isLeader(),
+    );
     const started = this.deps.clock.now();
     state.lastRunTime = rfc3339(this.deps.clock.wall());
     const abort = new AbortController();

@@ -87,6 +87,11 @@ export interface LimitedHttpOptions {
   readonly maxSockets?: number;
   /** Checked immediately before an eviction is sent; false refuses to send it (FencedError). */
   readonly fence?: () => boolean;
+  /**
+   * Aborted when leadership is lost: evictions still waiting for a token stop waiting and fail the fence at once,
+   * instead of draining a long queue at the limiter's rate.
+   */
+  readonly fenceSignal?: () => AbortSignal;
 }
 
 /** An eviction that was not sent because this replica's leadership could not be confirmed at send time. */
@@ -182,7 +187,7 @@ export class RateLimitedHttpLibrary implements HttpLibrary {
     const priority = EVENTS_PATH.test(path) ? 'low' : 'normal';
     const fenced = this.opts.fence !== undefined && EVICTION_PATH.test(path);
     for (let attempt = 0; ; attempt++) {
-      await this.opts.limiter.acquire(undefined, priority);
+      await this.opts.limiter.acquire(fenced ? this.opts.fenceSignal?.() : undefined, priority);
       if (fenced && this.opts.fence?.() === false) throw new FencedError(request.getUrl());
       const response = await this.inner.send(request).toPromise();
       if (response.httpStatusCode !== 429) return response;

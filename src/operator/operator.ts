@@ -8,6 +8,7 @@
 //   LeaderElector (Lease) gates ticks, status writes and every eviction call
 //   one RateLimiter shared by every request (typed clients and watches), except the Lease's: leader election has its
 //   own client and limiter, and every eviction is fenced on the renew deadline at the moment it is sent
+import { setMaxListeners } from 'node:events';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -108,6 +109,13 @@ function policyInformerSpec(clients: KubeClients, convert: (raw: unknown) => Pol
   };
 }
 
+/** A fencing controller: every queued eviction listens on its signal at once (a thousand in a large run). */
+function fence(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
 /** The timings that were given (the elector has its own defaults for the rest). */
 function electionTimings(
   t: LeaderElectionTimings | undefined,
@@ -122,6 +130,8 @@ function electionTimings(
 export function createOperator(deps: OperatorDeps): Operator {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger;
+  /** Aborted whenever this replica stops leading (a fresh one when it leads again). */
+  let fencing = fence();
   const limiter = createRateLimiter({ qps: deps.kubeApiQps, burst: deps.kubeApiBurst, clock });
   const clients = createKubeClients(deps.kubeConfig, {
     limiter,
@@ -132,6 +142,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       ((info) => logger.warn({ url: info.url, retryAfterMs: info.retryAfterMs }, 'API server throttled a request')),
     watchTimeoutSeconds: deps.watchTimeoutSeconds ?? 300,
     fence: () => elector.isLeader(),
+    fenceSignal: () => fencing.signal,
   });
   const leaseClients = createKubeClients(deps.kubeConfig, {
     limiter: createRateLimiter({ qps: LEASE_QPS, burst: LEASE_BURST, clock }),
@@ -142,6 +153,8 @@ export function createOperator(deps: OperatorDeps): Operator {
   const metrics = createMetrics(deps.registry);
   const cache = new ClusterCache(clock);
   const stopping = new AbortController();
+  // Each running cycle listens on it (one per policy).
+  setMaxListeners(0, stopping.signal);
   let shuttingDown = false;
   /** Set as soon as shutdown begins: readiness turns false at once, while cycles still finish. */
   let draining = false;
@@ -165,10 +178,12 @@ export function createOperator(deps: OperatorDeps): Operator {
         logger,
         ...electionTimings(deps.leaderElection),
         onStartedLeading: () => {
+          if (fencing.signal.aborted) fencing = fence();
           metrics.setLeader(true);
           void controller.startedLeading();
         },
         onStoppedLeading: () => {
+          fencing.abort();
           metrics.setLeader(false);
           controller.stoppedLeading();
         },
