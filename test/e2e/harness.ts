@@ -197,6 +197,9 @@ export interface PolicyStatusView {
   lastSuccessfulRunTime?: string;
   lastPlan?: { evictions: number; skipped: number; violations: number; maxSkewObserved: number };
   totals?: { evicted: number; failed: number };
+  cooldowns?: Array<{ workload: string; until: string; reason: string }>;
+  pause?: { pod: string; podUid: string; workload: string; since: string; reason: string; message: string };
+  lastRunResult?: { result: string; reason: string };
 }
 
 export function policyStatus(server: TestApiServer, name: string): PolicyStatusView {

@@ -2,16 +2,19 @@
 // the Lease cannot be renewed (counted at the server), state carried across a leader change, one workload selected
 // by two policies, and metric series tied to policy lifetime and leadership.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KubeObject, TestApiServer } from '../apiserver/index.js';
+import type { KubeObject, RawPod, TestApiServer } from '../apiserver/index.js';
 import {
+  condition,
   createDeployment,
   createPolicy,
   evictionRequests,
+  policyStatus,
   startCluster,
   startOperator,
   waitFor,
   type OperatorHandle,
 } from './harness.js';
+import { projectScheduler } from './scheduling.js';
 
 let server: TestApiServer | undefined;
 const operators: OperatorHandle[] = [];
@@ -96,4 +99,143 @@ describe('lease starvation', () => {
     expect(op.logs.some((l) => /cycle aborted \(this replica lost the leader lease\)/.test(l.msg))).toBe(true);
     expect(await op.scrape()).toMatch(/rebalancer_cycle_aborts_total\{policy="drain",reason="leadership_lost"\} 1/);
   }, 60_000);
+});
+
+function replica(s: TestApiServer, identity: string): OperatorHandle {
+  const op = startOperator(s, {
+    identity,
+    leaderElect: true,
+    leaderElection: { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 100 },
+  });
+  operators.push(op);
+  return op;
+}
+
+const SKEWED = ['zone-a-node-1', 'zone-a-node-2', 'zone-a-node-1', 'zone-b-node-1', 'zone-b-node-2', 'zone-b-node-1'];
+
+describe('a leader change', () => {
+  it('keeps a Degraded pause, a cooldown and the totals, 3 handovers in a row, with no eviction they forbid', async () => {
+    const s = (server = await startCluster());
+    operatorNamespace(s);
+    // shop/web: replacements never schedule (the pause); ops/api: replacements land back out of zone-c (the loop).
+    createDeployment(s, { namespace: 'shop', name: 'web', placement: SKEWED, pdb: { maxUnavailable: 1 } });
+    createDeployment(s, { namespace: 'ops', name: 'api', placement: SKEWED, pdb: { maxUnavailable: 1 } });
+    await s.settle();
+    const place = projectScheduler();
+    s.controllers.scheduler.setScheduleFunction((pod, state) =>
+      pod.metadata.namespace === 'shop'
+        ? undefined
+        : place(pod, {
+            ...state,
+            nodes: state.nodes.filter((n) => n.metadata.labels?.['topology.kubernetes.io/zone'] !== 'zone-c'),
+          }),
+    );
+    createPolicy(s, 'paused', {
+      mode: 'Evict',
+      namespaces: { include: ['shop'] },
+      eviction: { maxPerWorkload: 3, replacementTimeout: '1s' },
+    });
+    createPolicy(s, 'cool', {
+      mode: 'Evict',
+      namespaces: { include: ['ops'] },
+      eviction: { maxPerWorkload: 3, cooldown: '1h' },
+    });
+
+    let leader = replica(s, 'replica-0');
+    await leader.operator.waitForSync();
+    await waitFor(() => leader.operator.isLeader(), 5000, 'replica-0 to lead');
+    // A follower from the start: its watch cache saw these policies before they had any state.
+    let follower = replica(s, 'replica-1');
+    await follower.operator.waitForSync();
+
+    await leader.operator.tick('paused');
+    await leader.operator.tick('cool');
+    expect(
+      evictionRequests(s)
+        .map((r) => r.namespace)
+        .sort(),
+    ).toEqual(['ops', 'shop']);
+    await waitFor(() => policyStatus(s, 'cool').cooldowns?.length === 1, 5000, 'the cooldown in the status');
+    const before = {
+      paused: structuredClone(policyStatus(s, 'paused')),
+      cool: structuredClone(policyStatus(s, 'cool')),
+    };
+    expect(before.paused.pause).toMatchObject({ reason: 'ReplacementPending', workload: 'shop/Deployment/web' });
+    expect(before.paused.totals).toEqual({ evicted: 1, failed: 0 });
+    expect(before.cool.cooldowns?.[0]).toMatchObject({ workload: 'ops/Deployment/api' });
+    expect(before.cool.totals).toEqual({ evicted: 1, failed: 0 });
+
+    for (let handover = 2; handover <= 4; handover++) {
+      // kill -9: no release, no status write on the way out.
+      await leader.stop({ releaseLease: false });
+      operators.splice(operators.indexOf(leader), 1);
+      await waitFor(() => follower.operator.isLeader(), 8000, `handover ${handover - 1}`);
+      leader = follower;
+      follower = replica(s, `replica-${handover}`);
+      await follower.operator.waitForSync();
+      // The new leader rewrites the statuses after rebuilding its state from them: nothing is lost.
+      await waitFor(
+        () => leader.logs.some((l) => String(l.msg).startsWith('leader state rebuilt')),
+        5000,
+        'the rebuild',
+      );
+      await leader.operator.tick('paused');
+      await leader.operator.tick('cool');
+      expect(evictionRequests(s)).toHaveLength(2);
+      expect(condition(s, 'paused', 'Degraded')).toMatchObject({ status: 'True', reason: 'ReplacementPending' });
+      expect(policyStatus(s, 'paused').pause).toEqual(before.paused.pause);
+      expect(policyStatus(s, 'cool').cooldowns).toEqual(before.cool.cooldowns);
+      expect(policyStatus(s, 'paused').totals).toEqual({ evicted: 1, failed: 0 });
+      expect(policyStatus(s, 'cool').totals).toEqual({ evicted: 1, failed: 0 });
+      expect(leader.logs.some((l) => String(l.msg).includes('policy paused (Degraded); cycle skipped'))).toBe(true);
+    }
+  }, 60_000);
+});
+
+describe('two policies selecting one Deployment', () => {
+  it('never have two of its pods in flight with maxPerWorkload 1 and no PDB', async () => {
+    // Slow readiness keeps each eviction in flight (evicted, replacement not Ready) for a while.
+    const s = (server = await startCluster({ readyDelayMs: 300 }));
+    createDeployment(s, {
+      namespace: 'shop',
+      name: 'web',
+      placement: ['zone-a-node-1', 'zone-a-node-2', 'zone-a-node-1', 'zone-a-node-2', 'zone-a-node-1', 'zone-b-node-1'],
+    });
+    await s.settle();
+    // Two policies that want different pods of web: one restores the zone spread (a pod in zone-a), the other
+    // moves the pod off zone-b-node-1, which has just been tainted NoSchedule.
+    s.store.mutate('nodes', 'zone-b-node-1', undefined, (n) => {
+      (n['spec'] as Record<string, unknown>)['taints'] = [{ key: 'maintenance', value: 'true', effect: 'NoSchedule' }];
+    });
+    const only = (strategy: string) => ({
+      topologySpread: { enabled: strategy === 'topologySpread' },
+      podAntiAffinity: { enabled: false },
+      nodeAffinity: { enabled: false },
+      nodeTaints: { enabled: strategy === 'nodeTaints' },
+    });
+    createPolicy(s, 'first', { mode: 'Evict', strategies: only('topologySpread'), eviction: { maxPerWorkload: 1 } });
+    createPolicy(s, 'second', { mode: 'Evict', strategies: only('nodeTaints'), eviction: { maxPerWorkload: 1 } });
+    const op = startOperator(s);
+    operators.push(op);
+    await op.operator.waitForSync();
+    // In flight = evicted and its replacement not yet Ready, sampled from the server's pods on every change.
+    let maxInFlight = 0;
+    const readyPods = (): number =>
+      s.store
+        .list<RawPod>('pods', { namespace: 'shop' })
+        .filter(
+          (p) =>
+            p.metadata.deletionTimestamp === undefined &&
+            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+        ).length;
+    const unsubscribe = s.store.onChange(() => {
+      maxInFlight = Math.max(maxInFlight, 6 - readyPods());
+    });
+    // Each run evicts at most one of its pods (maxPerWorkload 1); both policies run at once, three times.
+    for (let round = 0; round < 3; round++) await Promise.all([op.operator.tick('first'), op.operator.tick('second')]);
+    unsubscribe();
+    const evicted = evictionRequests(s).filter((r) => r.code === 201);
+    expect(evicted.length).toBeGreaterThanOrEqual(2);
+    expect(maxInFlight).toBe(1);
+  });
 });
