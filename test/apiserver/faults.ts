@@ -14,6 +14,8 @@ export interface RequestInfo {
   name: string | undefined;
   /** The raw path and query. */
   url: string;
+  /** The User-Agent header (empty when absent or not known). */
+  userAgent?: string;
 }
 
 /** Which requests a fault or a count applies to; every given field must match (verbs: any of). */
@@ -26,6 +28,8 @@ export interface RequestMatch {
   name?: string;
   /** Lists only: true matches a request carrying a `continue` token (a page after the first), false one without. */
   continued?: boolean;
+  /** Matches when the User-Agent header contains this text (one client among several). */
+  userAgent?: string;
 }
 
 export function requestMatches(match: RequestMatch, info: RequestInfo): boolean {
@@ -37,6 +41,7 @@ export function requestMatches(match: RequestMatch, info: RequestInfo): boolean 
   if (match.resource !== undefined && match.resource !== info.resource) return false;
   if (match.namespace !== undefined && match.namespace !== info.namespace) return false;
   if (match.name !== undefined && match.name !== info.name) return false;
+  if (match.userAgent !== undefined && !(info.userAgent ?? '').includes(match.userAgent)) return false;
   if (match.continued !== undefined && /[?&]continue=/.test(info.url) !== match.continued) return false;
   return true;
 }

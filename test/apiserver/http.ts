@@ -349,7 +349,7 @@ export function createRequestHandler(deps: HttpDeps): (req: IncomingMessage, res
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const start = deps.clock.now();
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const r = route(req.method ?? 'GET', url);
+    const r: Route = { ...route(req.method ?? 'GET', url), userAgent: req.headers['user-agent'] ?? '' };
     let injected = false;
     let code = 500;
     try {

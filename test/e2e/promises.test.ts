@@ -239,3 +239,44 @@ describe('two policies selecting one Deployment', () => {
     expect(maxInFlight).toBe(1);
   });
 });
+
+describe('metric series', () => {
+  it('a policy deleted mid-run leaves no series on any replica, and a replica that stops leading drops its skew', async () => {
+    // Slow readiness keeps the run pacing when the policy is deleted.
+    const s = (server = await startCluster({ readyDelayMs: 400 }));
+    operatorNamespace(s);
+    createDeployment(s, { namespace: 'shop', name: 'web', placement: SKEWED, pdb: { maxUnavailable: 1 } });
+    createDeployment(s, { namespace: 'ops', name: 'api', placement: SKEWED, pdb: { maxUnavailable: 1 } });
+    await s.settle();
+    createPolicy(s, 'doomed', { mode: 'Evict', namespaces: { include: ['shop'] }, eviction: { maxPerWorkload: 3 } });
+    createPolicy(s, 'kept', { mode: 'DryRun', namespaces: { include: ['ops'] } });
+    const a = replica(s, 'replica-a');
+    await a.operator.waitForSync();
+    await waitFor(() => a.operator.isLeader(), 5000, 'replica-a to lead');
+    const b = replica(s, 'replica-b');
+    await b.operator.waitForSync();
+
+    await a.operator.tick('kept');
+    const run = a.operator.tick('doomed');
+    await waitFor(() => evictionRequests(s).length >= 1, 5000, 'the first eviction');
+    s.store.delete('rebalancepolicies', 'doomed');
+    await run;
+    await waitFor(() => a.operator.scheduleOf('doomed') === undefined, 5000, 'the deletion to be seen');
+    for (const op of [a, b]) expect(await op.scrape()).not.toMatch(/policy="doomed"|workload="Deployment\/web"/);
+    expect(a.logs.some((l) => /cycle aborted \(the policy was deleted\)/.test(String(l.msg)))).toBe(true);
+    expect(await a.scrape()).toMatch(/rebalancer_topology_skew\{[^}]*workload="Deployment\/api"/);
+
+    // a cannot renew its Lease any more: it steps down, b takes over and runs.
+    s.faults.failNext({ verb: 'update', resource: 'leases', userAgent: '(replica-a)', status: 500, count: Infinity });
+    await waitFor(() => !a.operator.isLeader(), 5000, 'replica-a to step down');
+    await waitFor(() => b.operator.isLeader(), 8000, 'replica-b to lead');
+    await b.operator.tick('kept');
+    const follower = await a.scrape();
+    expect(follower).not.toMatch(/^rebalancer_topology_(max_)?skew\{/m);
+    expect(follower).not.toMatch(/^rebalancer_violations\{/m);
+    expect(follower).toMatch(/^rebalancer_leader 0$/m);
+    const leader = await b.scrape();
+    expect(leader).toMatch(/rebalancer_topology_skew\{[^}]*workload="Deployment\/api"/);
+    expect(leader).not.toMatch(/policy="doomed"/);
+  }, 30_000);
+});
