@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import type { ClusterSnapshot } from '../model/types.js';
 import { planCycle } from '../planner/plan.js';
 import { simulate } from '../planner/simulate.js';
-import { DEFAULT_POLICY, loadPolicyFile, parsePolicy } from '../policy/parse.js';
+import { DEFAULT_POLICY, loadPolicyFile, parsePolicy, resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
 import { loadSnapshotFile } from '../snapshot/load.js';
 import { positiveInt } from './args.js';
@@ -24,11 +24,18 @@ interface OfflineOptions {
 export function loadInputs(opts: OfflineOptions, io: Io): { snapshot: ClusterSnapshot; policy: Policy } {
   const loaded = loadSnapshotFile(opts.snapshot, { warn: (line) => io.stderr(`${line}\n`) });
   let policy: Policy;
-  if (opts.policy !== undefined) policy = loadPolicyFile(opts.policy);
-  else {
+  let where: { file: string; object?: string };
+  if (opts.policy !== undefined) {
+    policy = loadPolicyFile(opts.policy);
+    where = { file: opts.policy, ...(policy.name !== '' ? { object: `RebalancePolicy ${policy.name}` } : {}) };
+  } else {
     const first = loaded.policies[0];
     policy = first ? parsePolicy(first.raw, { file: opts.snapshot, object: first.object }) : DEFAULT_POLICY;
+    where = { file: opts.snapshot, ...(first !== undefined ? { object: first.object } : {}) };
   }
+  // A priorityThreshold naming a class the snapshot lacks is bad input of this policy: say which file and object
+  // now, rather than from inside the planner.
+  resolvePriorityThreshold(policy, loaded.snapshot.priorityClasses, where);
   return { snapshot: loaded.snapshot, policy };
 }
 

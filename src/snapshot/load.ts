@@ -6,7 +6,7 @@
 // warning line. Every problem with the input surfaces as an InputError naming the file, the object and the field;
 // nothing in here lets a stack trace reach the user for bad input.
 import { isObj } from '../model/rawJson.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { FieldError, InputError } from '../errors.js';
 import { internLabels } from '../model/intern.js';
@@ -20,6 +20,7 @@ import {
   describeObject,
   makePriorityResolver,
 } from './convert.js';
+import { checkDepth, checkFileSize, checkTextDepth, checkYamlSize } from './limits.js';
 
 export interface LoadOptions {
   /** The instant the snapshot describes (pod ages are measured against it); default: the current time. */
@@ -69,6 +70,16 @@ const READ_PROBLEMS: Readonly<Record<string, string>> = {
 
 /** Reads a file ('-' = stdin) as UTF-8 text; any failure becomes an InputError. */
 export function readInputFile(path: string): string {
+  if (path !== '-') {
+    let size: number | undefined;
+    try {
+      const stat = statSync(path);
+      size = stat.isFile() ? stat.size : undefined;
+    } catch {
+      size = undefined; // reading reports why
+    }
+    if (size !== undefined) checkFileSize(path, size);
+  }
   try {
     const text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -200,7 +211,9 @@ function parseYaml(text: string, file: string): unknown[] {
     if (error !== undefined) {
       const pos = error.linePos?.[0];
       const where = pos !== undefined ? ` at line ${pos.line}, column ${pos.col}` : '';
-      const reason = error.message.split(' at line ')[0]!.split('\n')[0]!;
+      const message = error.message.split(' at line ')[0]!.split('\n')[0]!;
+      // The parser reports its own stack overflow on block nesting thousands of levels deep as a syntax error.
+      const reason = message.includes('Maximum call stack') ? 'nested too deeply to read' : message;
       throw new InputError(file, `document ${i + 1}`, undefined, `invalid YAML${where}: ${reason}`);
     }
     try {
@@ -224,10 +237,15 @@ function parseYaml(text: string, file: string): unknown[] {
  * reported as such rather than re-read as YAML flow style); anything else is YAML, several documents allowed.
  */
 export function parseDocuments(text: string, file: string): unknown[] {
+  checkFileSize(file, text.length);
+  checkTextDepth(file, text);
   const first = /\S/.exec(text)?.[0];
   if (first === '{' || first === '[') {
     const json = parseJson(text);
-    if ('values' in json) return json.values;
+    if ('values' in json) {
+      checkDepth(file, json.values);
+      return json.values;
+    }
     throw new InputError(
       file,
       undefined,
@@ -235,7 +253,19 @@ export function parseDocuments(text: string, file: string): unknown[] {
       `invalid JSON at ${lineColumn(text, json.offset)}: ${json.reason}`,
     );
   }
-  return parseYaml(text, file);
+  checkYamlSize(file, text.length);
+  let values: unknown[];
+  try {
+    values = parseYaml(text, file);
+  } catch (error) {
+    // Block-style nesting thousands of levels deep overflows the YAML composer's recursion.
+    if (error instanceof RangeError) {
+      throw new InputError(file, undefined, undefined, 'invalid YAML: nested too deeply to read');
+    }
+    throw error;
+  }
+  checkDepth(file, values);
+  return values;
 }
 
 // ---- flattening ------------------------------------------------------------------------------------------------
