@@ -212,6 +212,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             // Workload controllers sync many objects at once when a test seeds thousands of pods.
             '--concurrent-replicaset-syncs=20',
             '--concurrent-deployment-syncs=20',
+            // The node lifecycle controller lifts a new node's not-ready taint on its next pass (default every 5 s).
+            '--node-monitor-period=1s',
           ],
           dir,
         }),
