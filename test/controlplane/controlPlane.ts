@@ -11,6 +11,7 @@
 // - every component has its own client certificate (all in system:masters), so the audit log tells them apart and
 //   the operator's own requests can be counted at the server.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +45,11 @@ export interface AuditEvent {
   readonly stageTimestamp: string;
 }
 
+export interface RawAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
 export interface ControlPlane {
   readonly dir: string;
   /** https://127.0.0.1:PORT */
@@ -51,6 +57,12 @@ export interface ControlPlane {
   /** The admin kubeconfig (client certificate in system:masters). */
   readonly kubeconfigPath: string;
   kubeConfig(): k8s.KubeConfig;
+  /**
+   * A request as the admin, body sent and answer read as raw JSON. client-node's typed models drop fields whose
+   * names they spell differently (a CRD's `default` and `x-kubernetes-validations` are lost through
+   * KubernetesObjectApi), so objects that must reach the server exactly as written go through here.
+   */
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<RawAnswer>;
   /**
    * A kubeconfig file that authenticates as a ServiceAccount through a TokenRequest token, as a pod would.
    * The ServiceAccount must exist.
@@ -178,7 +190,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--audit-log-maxsize=0',
       ...(opts.apiServerArgs ?? []),
     ];
-    const adminFetch = adminFetcher(pki);
+    const admin = adminClient(pki);
+    const adminFetch = async (url: string): Promise<string> => {
+      const answer = await admin('GET', url);
+      return typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    };
     const startApiServer = async (): Promise<void> => {
       const api = new ManagedProcess({
         name: 'kube-apiserver',
@@ -243,6 +259,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       dir,
       server,
       kubeconfigPath,
+      request(method, path, body, contentType) {
+        return admin(method, `${server}${path}`, body, contentType);
+      },
       kubeConfig() {
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(kubeconfigPath);
@@ -306,22 +325,43 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   }
 }
 
-/** GET with the admin client certificate, for readiness probes before any client library is set up. */
-function adminFetcher(pki: Pki): (url: string) => Promise<string> {
+/** Requests with the admin client certificate, for probes before any client library is set up and for raw JSON. */
+function adminClient(
+  pki: Pki,
+): (method: string, url: string, body?: unknown, contentType?: string) => Promise<RawAnswer> {
   const ca = readFileSync(pki.caCert);
   const cert = readFileSync(pki.adminCert);
   const key = readFileSync(pki.adminKey);
-  return async (url) => {
-    const https = await import('node:https');
-    return new Promise((resolve, reject) => {
-      const req = https.get(url, { ca, cert, key, timeout: 5_000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve(body));
-      });
+  return (method, url, body, contentType = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = https.request(
+        url,
+        {
+          method,
+          ca,
+          cert,
+          key,
+          timeout: 10_000,
+          headers: payload === undefined ? {} : { 'Content-Type': contentType },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              // plain text (/readyz)
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed });
+          });
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', reject);
+      req.end(payload);
     });
-  };
 }

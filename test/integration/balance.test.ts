@@ -4,7 +4,7 @@
 // and refusals are counted from the API server's audit log, PDB floors are checked from a watch.
 // Each scenario has its own namespace and a policy that includes only it; a scenario that needs an empty zone adds
 // a new one, so the scenarios do not depend on their order.
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { controlPlaneAvailable } from '../controlplane/index.js';
 import { sample, startOperatorWith, type OperatorHandle } from '../e2e/harness.js';

@@ -244,7 +244,7 @@ export function manifestObjects(): k8s.KubernetesObject[] {
  * The Prometheus Operator's CRDs, reduced to what makes its kinds known (any content accepted): the cluster has no
  * Prometheus Operator, and the test is about our manifests, not theirs.
  */
-function monitoringCrd(kind: string, plural: string): k8s.V1CustomResourceDefinition {
+function monitoringCrd(kind: string, plural: string): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -258,7 +258,7 @@ function monitoringCrd(kind: string, plural: string): k8s.V1CustomResourceDefini
           name: 'v1',
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
         },
       ],
     },
@@ -266,10 +266,10 @@ function monitoringCrd(kind: string, plural: string): k8s.V1CustomResourceDefini
 }
 
 export async function waitForCrd(c: Cluster, name: string): Promise<void> {
-  const ext = c.kc.makeApiClient(k8s.ApiextensionsV1Api);
   await waitFor(
     async () => {
-      const crd = await ext.readCustomResourceDefinition({ name });
+      const crd = (await c.cp.request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`))
+        .body as k8s.V1CustomResourceDefinition;
       return crd.status?.conditions?.some((cond) => cond.type === 'Established' && cond.status === 'True');
     },
     30_000,
@@ -277,18 +277,50 @@ export async function waitForCrd(c: Cluster, name: string): Promise<void> {
   );
 }
 
+interface DiscoveredResource {
+  readonly name: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+/** The REST path of an object's collection, from the API server's discovery (as kubectl's RESTMapper finds it). */
+export async function collectionPath(c: Cluster, obj: k8s.KubernetesObject): Promise<string> {
+  const apiVersion = obj.apiVersion ?? '';
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const answer = await c.cp.request('GET', base);
+  const resources = (answer.body as { resources?: DiscoveredResource[] }).resources ?? [];
+  const resource = resources.find((r) => r.kind === obj.kind && !r.name.includes('/'));
+  if (resource === undefined) throw new Error(`no resource for ${apiVersion} ${obj.kind} (HTTP ${answer.status})`);
+  const namespace = obj.metadata?.namespace;
+  if (resource.namespaced && namespace === undefined)
+    throw new Error(`${obj.kind} ${obj.metadata?.name}: no namespace`);
+  return resource.namespaced ? `${base}/namespaces/${namespace}/${resource.name}` : `${base}/${resource.name}`;
+}
+
+/** Creates an object exactly as written (raw JSON); throws with the server's Status on refusal. */
+export async function createRaw(c: Cluster, obj: k8s.KubernetesObject): Promise<k8s.KubernetesObject> {
+  const answer = await c.cp.request('POST', await collectionPath(c, obj), obj);
+  if (answer.status >= 300) {
+    const status = answer.body as { message?: string };
+    throw Object.assign(new Error(status.message ?? `HTTP ${answer.status}`), {
+      code: answer.status,
+      status: answer.body,
+    });
+  }
+  return answer.body as k8s.KubernetesObject;
+}
+
 /**
- * Installs manifests/ as `kubectl apply -k manifests/` does (kubectl applies the CRDs first). Returns the objects
- * created. The API server's RESTMapper learns a new CRD's kind a moment after it is Established, so a create of a
- * new kind is retried while the server answers 404.
+ * Installs manifests/ as `kubectl apply -k manifests/` does (kubectl applies the CRDs first, and sends each object as
+ * written). Returns the objects created. The API server's discovery learns a new CRD's kind a moment after it is
+ * Established, so a create of a new kind is retried until discovery has it.
  */
 export async function installManifests(c: Cluster): Promise<k8s.KubernetesObject[]> {
-  const ext = c.kc.makeApiClient(k8s.ApiextensionsV1Api);
   for (const [kind, plural] of [
     ['ServiceMonitor', 'servicemonitors'],
     ['PrometheusRule', 'prometheusrules'],
   ] as const) {
-    await ext.createCustomResourceDefinition({ body: monitoringCrd(kind, plural) });
+    await createRaw(c, monitoringCrd(kind, plural) as k8s.KubernetesObject);
     await waitForCrd(c, `${plural}.monitoring.coreos.com`);
   }
   const objects = manifestObjects();
@@ -297,14 +329,8 @@ export async function installManifests(c: Cluster): Promise<k8s.KubernetesObject
     ...objects.filter((o) => o.kind !== 'CustomResourceDefinition' && o.kind !== 'Namespace'),
   ];
   for (const obj of ordered) {
-    await waitFor(
-      async () => {
-        await c.objects.create(obj);
-        return true;
-      },
-      30_000,
-      `${obj.kind} ${obj.metadata?.name} to be created`,
-    );
+    await waitFor(() => collectionPath(c, obj), 30_000, `discovery of ${obj.apiVersion} ${obj.kind}`);
+    await createRaw(c, obj);
     if (obj.kind === 'CustomResourceDefinition') await waitForCrd(c, obj.metadata!.name!);
   }
   return ordered;
@@ -377,15 +403,19 @@ export function forbidden(cp: ControlPlane, user = OPERATOR_USER): AuditEvent[] 
 
 /**
  * Watches an app's pods and checks, at every event, that its healthy pods (Ready, not terminating — what the
- * disruption controller counts) stay at or above a floor. Armed once the workload is up.
+ * disruption controller counts) stay at or above a floor. Armed once the workload is up. A watch that ends (the
+ * server's timeout, an API server restart) is resumed from the last resourceVersion seen, or relisted after a 410;
+ * `resumes` counts those, since a state between two events that were never delivered cannot be checked.
  */
 export class PdbFloorWatch {
   private readonly pods = new Map<string, boolean>();
   private request: AbortController | undefined;
-  private armed = false;
+  private stopped = false;
+  private resourceVersion: string | undefined;
   lowest = Number.POSITIVE_INFINITY;
   readonly breaches: string[] = [];
   events = 0;
+  resumes = 0;
 
   constructor(
     private readonly c: Cluster,
@@ -395,21 +425,50 @@ export class PdbFloorWatch {
   ) {}
 
   async start(): Promise<void> {
-    const list = await this.c.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `app=${this.app}` });
-    for (const pod of list.items) this.pods.set(pod.metadata!.uid!, isReady(pod));
-    this.armed = this.healthy() >= this.floor;
-    if (!this.armed) throw new Error(`${this.app}: ${this.healthy()} healthy pods, below the floor ${this.floor}`);
+    await this.list();
+    if (this.healthy() < this.floor) {
+      throw new Error(`${this.app}: ${this.healthy()} healthy pods, below the floor ${this.floor}`);
+    }
     this.lowest = this.healthy();
+    await this.watch();
+  }
+
+  private async list(): Promise<void> {
+    const list = await this.c.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `app=${this.app}` });
+    this.pods.clear();
+    for (const pod of list.items) this.pods.set(pod.metadata!.uid!, isReady(pod));
+    this.resourceVersion = list.metadata?.resourceVersion;
+  }
+
+  private async watch(): Promise<void> {
     this.request = await new k8s.Watch(this.c.kc).watch(
       `/api/v1/namespaces/${this.namespace}/pods`,
-      { labelSelector: `app=${this.app}`, resourceVersion: list.metadata?.resourceVersion },
-      (phase: string, pod: k8s.V1Pod) => this.onEvent(phase, pod),
-      (err: unknown) => {
-        if (err !== null && err !== undefined && this.request !== undefined && !this.request.signal.aborted) {
-          this.breaches.push(`watch ended: ${(err as Error).message ?? String(err)}`);
+      { labelSelector: `app=${this.app}`, resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
+      (phase: string, obj: k8s.V1Pod | { code?: number }) => {
+        if (phase === 'ERROR') {
+          // 410 Gone: the resourceVersion is compacted; relist on resume.
+          this.resourceVersion = undefined;
+          return;
         }
+        const pod = obj as k8s.V1Pod;
+        this.resourceVersion = pod.metadata?.resourceVersion ?? this.resourceVersion;
+        if (phase !== 'BOOKMARK') this.onEvent(phase, pod);
       },
+      () => void this.resume(),
     );
+  }
+
+  private async resume(): Promise<void> {
+    while (!this.stopped) {
+      this.resumes++;
+      try {
+        if (this.resourceVersion === undefined) await this.list();
+        await this.watch();
+        return;
+      } catch {
+        await sleep(200);
+      }
+    }
   }
 
   private healthy(): number {
@@ -431,9 +490,8 @@ export class PdbFloorWatch {
   }
 
   stop(): void {
-    const request = this.request;
-    this.request = undefined;
-    request?.abort();
+    this.stopped = true;
+    this.request?.abort();
   }
 }
 
