@@ -320,7 +320,7 @@ export async function installManifests(c: Cluster): Promise<k8s.KubernetesObject
     ['ServiceMonitor', 'servicemonitors'],
     ['PrometheusRule', 'prometheusrules'],
   ] as const) {
-    await createRaw(c, monitoringCrd(kind, plural) as k8s.KubernetesObject);
+    await createRaw(c, monitoringCrd(kind, plural));
     await waitForCrd(c, `${plural}.monitoring.coreos.com`);
   }
   const objects = manifestObjects();

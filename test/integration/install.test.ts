@@ -3,7 +3,7 @@
 // server parses to the same policy as the sample itself); every invalid sample is rejected by the API server itself
 // (schema or CEL) with the offending field in the message.
 import { readdirSync, readFileSync } from 'node:fs';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { checkPolicy } from '../../src/policy/parse.js';
