@@ -68,7 +68,7 @@ export interface ControlPlane {
    * The ServiceAccount must exist.
    */
   serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
-  /** Requests recorded in the audit log so far (ResponseComplete and Panic stages only). */
+  /** Requests recorded in the audit log so far, each once, in the order they were answered (watches: started). */
   audit(): AuditEvent[];
   /** SIGTERM to kube-apiserver, then the same flags again on the same etcd; resolves once /readyz answers ok. */
   restartApiServer(): Promise<void>;
@@ -287,11 +287,18 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         } catch {
           return [];
         }
+        // A watch is logged when its response starts and again when it ends; it counts once, when it started.
         const events: AuditEvent[] = [];
+        const started = new Set<string>();
         for (const line of text.split('\n')) {
           if (line === '') continue;
-          const event = JSON.parse(line) as AuditEvent & { stage: string };
-          if (event.stage === 'ResponseComplete' || event.stage === 'Panic') events.push(event);
+          const event = JSON.parse(line) as AuditEvent & { stage: string; auditID: string };
+          if (event.stage === 'ResponseStarted') {
+            started.add(event.auditID);
+            events.push(event);
+          } else if ((event.stage === 'ResponseComplete' || event.stage === 'Panic') && !started.has(event.auditID)) {
+            events.push(event);
+          }
         }
         return events;
       },
