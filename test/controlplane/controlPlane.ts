@@ -42,6 +42,7 @@ export interface AuditEvent {
   };
   readonly responseStatus?: { readonly code?: number; readonly message?: string; readonly reason?: string };
   readonly requestURI: string;
+  readonly userAgent?: string;
   readonly stageTimestamp: string;
 }
 
