@@ -79,6 +79,9 @@ describe.skipIf(!controlPlaneAvailable())('leader election with two operator pro
     await waitFor(() => real().length >= 3, 90_000, 'the first evictions');
     const leader = replicas.find((r) => r.identity === first)!;
     const survivor = replicas.find((r) => r.identity !== first)!;
+    // Until then only the leader evicted; the follower says it does not lead.
+    expect(real().every((e) => e.userAgent?.includes(`(${leader.identity})`))).toBe(true);
+    expect(sample(await survivor.scrape(), 'rebalancer_leader')).toBe(0);
     leader.proc.signal('SIGKILL');
     await leader.proc.waitForExit();
     const beforeTakeover = real().length;
