@@ -3,6 +3,7 @@
 // (the real API server, whose message must name the same field).
 export const INVALID_SAMPLES: Readonly<Record<string, { readonly openApi: string } | { readonly cel: string }>> = {
   'bad-cron.yaml': { openApi: '/spec/schedule' },
+  'huge-cron-range.yaml': { openApi: '/spec/schedule' },
   'bad-duration.yaml': { openApi: '/spec/eviction/minPodAge' },
   'negative-maxskew.yaml': { openApi: '/spec/strategies/topologySpread/defaultConstraints/0/maxSkew' },
   'both-value-and-classname.yaml': {
