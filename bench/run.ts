@@ -163,6 +163,16 @@ function cacheMemory(pods: number, nodes: number, targetMb: number): Record<stri
   return { ...figures, rssTargetMb: targetMb, rssWithinTarget: figures.cacheRssMb <= targetMb };
 }
 
+/** The operator's first sync of 150k pods through paginated lists over HTTP, in a fresh process (bench/listSync.ts). */
+function listSync(pods: number, nodes: number): Record<string, unknown> {
+  const script = fileURLToPath(new URL('./listSync.js', import.meta.url));
+  const out = execFileSync(process.execPath, ['--expose-gc', script, String(pods), String(nodes)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
 /** Balancing the 10k case against the test API server, in a fresh process (bench/balance.ts). */
 function endToEnd(): Record<string, unknown> {
   const script = fileURLToPath(new URL('./balance.js', import.meta.url));
@@ -175,6 +185,7 @@ function main(): void {
   const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
   const results = CASES.filter((c) => only === undefined || c.name.includes(only)).map((c) => runCase(c, repeats));
   const memory = only === undefined ? [cacheMemory(10_000, 300, 220), cacheMemory(150_000, 5_000, 1024)] : [];
+  const paginated = only === undefined ? listSync(150_000, 5_000) : undefined;
   const balance = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? endToEnd() : undefined;
   const out = {
     machine: {
@@ -186,6 +197,7 @@ function main(): void {
     repeats,
     results,
     cacheMemory: memory,
+    ...(paginated !== undefined ? { listSync150k: paginated } : {}),
     ...(balance !== undefined ? { balance10k: balance } : {}),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
