@@ -62,7 +62,7 @@ async function operate(pods: number, nodes: number): Promise<void> {
   });
   try {
     const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
+      createInterface({ input: child.stdout }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`test API server exited (${code})`)));
     });
     const kc = new KubeConfig();
