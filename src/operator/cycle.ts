@@ -69,7 +69,15 @@ export interface PolicyState {
   writes: Promise<void>;
   /** The policy (this uid) was deleted: nothing of it is recorded any more. */
   deleted: boolean;
+  /** Monotonic time of the last status write started by a run's checkpoint. */
+  checkpointAt: number;
 }
+
+/**
+ * A long run writes its totals at most this often while it evicts, so a crash or a lost Lease loses at most this
+ * much of the count (the rest of the status is written when the run ends).
+ */
+const CHECKPOINT_MS = 5_000;
 
 export interface PolicyControllerDeps {
   readonly cache: ClusterCache;
@@ -182,6 +190,7 @@ export class PolicyController {
       run: undefined,
       writes: Promise.resolve(),
       deleted: false,
+      checkpointAt: this.deps.clock.now(),
     };
   }
 
@@ -378,6 +387,17 @@ export class PolicyController {
     state.resourceVersion = current.resourceVersion;
   }
 
+  /** One eviction outcome into the totals; a status checkpoint when the last one is CHECKPOINT_MS old. */
+  private count(name: string, state: PolicyState, result: string): void {
+    if (result !== 'evicted' && result !== 'failed') return;
+    state.totals[result]++;
+    state.unwritten[result]++;
+    const now = this.deps.clock.now();
+    if (now - state.checkpointAt < CHECKPOINT_MS) return;
+    state.checkpointAt = now;
+    void this.syncStatus(name);
+  }
+
   /** Cooldown holds still in force, for the planner. */
   private cooldownHolds(state: PolicyState, now: number): Map<string, string> {
     const held = new Map<string, string>();
@@ -436,11 +456,19 @@ export class PolicyController {
     const log = this.deps.logger.child({ policy: name, cycle: state.cycles });
     if (!this.mayRun(entry, state, log)) return;
     const open = (): boolean => this.live(name, state) && this.deps.isLeader();
-    const metrics = gatedMetrics(
+    const gated = gatedMetrics(
       this.deps.metrics,
       () => !state.deleted,
       () => this.deps.isLeader(),
     );
+    // Totals count each eviction as it is made (not when the run ends), with a checkpoint now and then.
+    const metrics: RebalancerMetrics = {
+      ...gated,
+      recordEviction: (policyName, strategy, result) => {
+        gated.recordEviction(policyName, strategy, result);
+        this.count(name, state, result);
+      },
+    };
     const started = this.deps.clock.now();
     state.lastRunTime = rfc3339(this.deps.clock.wall());
     const abort = new AbortController();
@@ -499,11 +527,6 @@ export class PolicyController {
       for (const v of last.violations) violations[v.strategy] = (violations[v.strategy] ?? 0) + 1;
       metrics.recordViolations(name, violations);
     }
-    // Evictions happened whatever stopped the run: they count.
-    state.totals.evicted += counts.evicted;
-    state.totals.failed += counts.failed;
-    state.unwritten.evicted += counts.evicted;
-    state.unwritten.failed += counts.failed;
     const before = maxSkew(run.firstPlan);
     const after = maxSkew(run.lastPlan);
     state.lastPlan = {

@@ -218,22 +218,22 @@ export async function writePolicyStatus(
   }
 }
 
-/** Reads one policy as it is now on the server (not the watch cache): what a new leader starts from. */
+/**
+ * Reads one policy as it is now on the server (not the watch cache): what a new leader starts from. A list narrowed
+ * to the name, because the shipped ClusterRole grants list and watch on policies, not get.
+ */
 export async function readPolicy(
-  api: Pick<CustomObjectsApi, 'getClusterCustomObject'>,
+  api: Pick<CustomObjectsApi, 'listClusterCustomObject'>,
   name: string,
 ): Promise<unknown> {
-  try {
-    return await api.getClusterCustomObject({
-      group: POLICY_GROUP,
-      version: POLICY_VERSION,
-      plural: POLICY_PLURAL,
-      name,
-    });
-  } catch (err) {
-    if ((err as { code?: unknown } | null)?.code === 404) return undefined;
-    throw err;
-  }
+  const list: unknown = await api.listClusterCustomObject({
+    group: POLICY_GROUP,
+    version: POLICY_VERSION,
+    plural: POLICY_PLURAL,
+    fieldSelector: `metadata.name=${name}`,
+  });
+  const items = isObj(list) && Array.isArray(list['items']) ? (list['items'] as unknown[]) : [];
+  return items[0];
 }
 
 /** RFC 3339 with second precision, as metav1.Time serializes. */

@@ -138,10 +138,16 @@ export class StandInKubelet {
     this.request?.abort();
   }
 
-  private later(ms: number, fn: () => Promise<void>): void {
+  private later(ms: number, fn: () => Promise<void>, attempt = 0): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      if (!this.stopped) fn().catch((err: unknown) => this.note(err));
+      if (this.stopped) return;
+      fn().catch((err: unknown) => {
+        const code = (err as { code?: number }).code;
+        // The API server is restarting (connection refused, 5xx): report again, as a kubelet does.
+        if (code !== 404 && code !== 409 && attempt < 100) this.later(300, fn, attempt + 1);
+        else this.note(err);
+      });
     }, ms);
     this.timers.add(timer);
   }
