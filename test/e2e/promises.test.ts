@@ -9,8 +9,10 @@ import {
   createPolicy,
   evictionRequests,
   policyStatus,
+  sample,
   startCluster,
   startOperator,
+  updatePolicySpec,
   waitFor,
   type OperatorHandle,
 } from './harness.js';
@@ -279,4 +281,53 @@ describe('metric series', () => {
     expect(leader).toMatch(/rebalancer_topology_skew\{[^}]*workload="Deployment\/api"/);
     expect(leader).not.toMatch(/policy="doomed"/);
   }, 30_000);
+});
+
+describe('aborted cycles', () => {
+  it('a spec edit aborts the running cycle as spec_changed: not a failure, in the log, the metrics and the status', async () => {
+    // Slow readiness keeps the run pacing when the spec changes.
+    const s = (server = await startCluster({ readyDelayMs: 1500 }));
+    createDeployment(s, { namespace: 'shop', name: 'web', placement: SKEWED, pdb: { maxUnavailable: 1 } });
+    await s.settle();
+    createPolicy(s, 'edited', { mode: 'Evict', eviction: { maxPerWorkload: 3 } });
+    const op = startOperator(s);
+    operators.push(op);
+    await op.operator.waitForSync();
+    const run = op.operator.tick('edited');
+    await waitFor(() => evictionRequests(s).length >= 1, 5000, 'the first eviction');
+    updatePolicySpec(s, 'edited', (spec) => {
+      (spec['eviction'] as Record<string, unknown>)['maxPerNode'] = 5;
+    });
+    await run;
+    expect(op.logs.some((l) => /^cycle aborted \(the spec changed\)/.test(String(l.msg)))).toBe(true);
+    const text = await op.scrape();
+    expect(sample(text, 'rebalancer_cycle_aborts_total', { policy: 'edited', reason: 'spec_changed' })).toBe(1);
+    expect(sample(text, 'rebalancer_cycles_total', { policy: 'edited', result: 'aborted' })).toBe(1);
+    expect(sample(text, 'rebalancer_cycles_total', { policy: 'edited', result: 'failed' })).toBeUndefined();
+    await waitFor(
+      () => policyStatus(s, 'edited').lastRunResult?.reason === 'SpecChanged',
+      5000,
+      'the abort in the status',
+    );
+    expect(policyStatus(s, 'edited').lastRunResult).toEqual({ result: 'Aborted', reason: 'SpecChanged' });
+    expect(condition(s, 'edited', 'Degraded')).toMatchObject({ status: 'False' });
+    // The eviction it made counts.
+    expect(policyStatus(s, 'edited').totals).toEqual({ evicted: 1, failed: 0 });
+  });
+
+  it('readiness turns false as soon as shutdown begins, while the running cycle still finishes', async () => {
+    const s = (server = await startCluster({ readyDelayMs: 500 }));
+    createDeployment(s, { namespace: 'shop', name: 'web', placement: SKEWED, pdb: { maxUnavailable: 1 } });
+    await s.settle();
+    createPolicy(s, 'p', { mode: 'Evict', eviction: { maxPerWorkload: 3 } });
+    const op = startOperator(s);
+    await op.operator.waitForSync();
+    expect(op.operator.ready()).toBe(true);
+    const run = op.operator.tick('p');
+    await waitFor(() => evictionRequests(s).length >= 1, 5000, 'the first eviction');
+    const stopping = op.stop();
+    expect(op.operator.ready()).toBe(false);
+    await Promise.all([stopping, run]);
+    expect(op.logs.some((l) => /^cycle aborted \(the operator is shutting down\)/.test(String(l.msg)))).toBe(true);
+  });
 });
