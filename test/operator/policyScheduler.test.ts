@@ -9,9 +9,10 @@ import { ClusterCache } from '../../src/operator/clusterCache.js';
 import { makePolicy } from '../builders.js';
 import { captureLogger, ManualCron, ManualClock } from './fakes.js';
 
-function entry(name: string, generation: number, spec: Record<string, unknown>): PolicyEntry {
+function entry(name: string, generation: number, spec: Record<string, unknown>, uid = `uid-${name}`): PolicyEntry {
   const raw = makePolicy(name, spec);
   (raw['metadata'] as Record<string, unknown>)['generation'] = generation;
+  (raw['metadata'] as Record<string, unknown>)['uid'] = uid;
   return new ClusterCache(new ManualClock()).convertPolicy(raw);
 }
 
@@ -43,6 +44,26 @@ async function cycles(registry: Registry, result: string): Promise<number> {
 }
 
 describe('policy scheduler', () => {
+  it('tracks a policy by uid: deleted and recreated under the same name (seen as one update) is a new policy', () => {
+    const { cron, scheduler, changes } = setup();
+    scheduler.onPolicy('upsert', entry('nightly', 1, { schedule: '0 3 * * *' }, 'uid-old'));
+    // A relist after a watch outage: same name, same generation, another object.
+    scheduler.onPolicy('upsert', entry('nightly', 1, { schedule: '0 3 * * *' }, 'uid-new'));
+    expect(changes).toEqual(['nightly@1 (was new)', 'nightly removed', 'nightly@1 (was new)']);
+    expect(cron.tasks.map((t) => t.stopped)).toEqual([true, false]);
+  });
+
+  it('marks a tick the leader acts on as due (the staleness alert), and none on a follower', async () => {
+    for (const leader of [true, false]) {
+      const { registry, scheduler, release } = setup(leader);
+      scheduler.onPolicy('upsert', entry('nightly', 1, { schedule: '0 3 * * *' }));
+      void scheduler.tick('nightly');
+      for (const r of release) r();
+      const due = await registry.getSingleMetric('rebalancer_cycle_due_timestamp_seconds')!.get();
+      expect(due.values.length).toBe(leader ? 1 : 0);
+    }
+  });
+
   it('schedules on the spec, reschedules when the generation moves, ignores status-only updates', () => {
     const { cron, scheduler, changes } = setup();
     scheduler.onPolicy('upsert', entry('nightly', 1, { schedule: '0 3 * * *' }));

@@ -1,0 +1,118 @@
+// The state a leader keeps per policy and how it reaches the status: rebuilt from the live object when leadership
+// starts (never from a follower's stale cache), written on condition of the resourceVersion, and merged with the
+// live status on a conflict (totals add what was not written yet, cooldowns are the union).
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { ClusterCache, type PolicyEntry } from '../../src/operator/clusterCache.js';
+import { PolicyController } from '../../src/operator/cycle.js';
+import type { EventRecorder } from '../../src/operator/events.js';
+import type { RunDeps } from '../../src/operator/executor.js';
+import { StatusConflictError, type PolicyStatus } from '../../src/operator/status.js';
+import { makePolicy } from '../builders.js';
+import { captureLogger, ManualClock } from './fakes.js';
+
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+function policyObject(rv: string, status: Record<string, unknown>): Record<string, unknown> {
+  const raw = makePolicy('balance', { mode: 'Evict' });
+  Object.assign(raw['metadata'] as object, { uid: 'uid-1', resourceVersion: rv });
+  return { ...raw, status };
+}
+
+interface Write {
+  readonly status: PolicyStatus;
+  readonly resourceVersion: string;
+}
+
+function setup(cached: Record<string, unknown>, live: () => Record<string, unknown>, conflicts = 0) {
+  const clock = new ManualClock(NOW);
+  const cache = new ClusterCache(clock);
+  const put = (raw: Record<string, unknown>): PolicyEntry => cache.convertPolicy(raw);
+  cache.policyHandlers.upsert({ metadata: { name: 'balance' }, value: put(cached) });
+  const writes: Write[] = [];
+  let refuse = conflicts;
+  const events: EventRecorder = { record: () => undefined, flush: () => Promise.resolve() };
+  const controller = new PolicyController({
+    cache,
+    clock,
+    logger: captureLogger().logger,
+    metrics: createMetrics(new Registry()),
+    events,
+    isLeader: () => true,
+    run: {} as RunDeps,
+    stopSignal: new AbortController().signal,
+    writeStatus: (_, status, resourceVersion) => {
+      writes.push({ status, resourceVersion });
+      if (refuse-- > 0) return Promise.reject(new StatusConflictError('balance'));
+      return Promise.resolve(String(Number(resourceVersion) + 1));
+    },
+    readPolicy: () => Promise.resolve(put(live())),
+  });
+  return { controller, writes, clock };
+}
+
+const until = '2026-01-01T00:30:00Z';
+
+describe('policy state', () => {
+  it('a new leader rebuilds from the live status, not from the stale copy its cache had as a follower', async () => {
+    const stale = policyObject('5', { totals: { evicted: 0, failed: 0 } });
+    const live = policyObject('8', {
+      totals: { evicted: 3, failed: 1 },
+      cooldowns: [{ workload: 'shop/Deployment/web', until, reason: 'landed back' }],
+      pause: {
+        pod: 'shop/web-x',
+        podUid: 'p1',
+        workload: 'shop/Deployment/api',
+        since: '2026-01-01T00:00:00Z',
+        reason: 'ReplacementPending',
+        message: 'still Pending',
+      },
+    });
+    const { controller, writes } = setup(stale, () => live);
+    // As a follower it saw the policy (and, before this fix, built its state from that copy).
+    expect(controller.state('balance')?.totals).toEqual({ evicted: 0, failed: 0 });
+    await controller.startedLeading();
+    const written = writes.at(-1)!;
+    expect(written.resourceVersion).toBe('8');
+    expect(written.status.totals).toEqual({ evicted: 3, failed: 1 });
+    expect(written.status.cooldowns).toEqual([{ workload: 'shop/Deployment/web', until, reason: 'landed back' }]);
+    expect(written.status.pause).toMatchObject({ pod: 'shop/web-x', podUid: 'p1', workload: 'shop/Deployment/api' });
+    expect(written.status.conditions.find((c) => c.type === 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'ReplacementPending',
+    });
+  });
+
+  it('a conflicting write is merged with the live status: unwritten counts added, cooldowns united', async () => {
+    const cached = policyObject('5', { totals: { evicted: 3, failed: 0 } });
+    const live = policyObject('9', {
+      totals: { evicted: 10, failed: 2 },
+      cooldowns: [{ workload: 'ops/Deployment/api', until, reason: 'theirs' }],
+    });
+    const { controller, writes } = setup(cached, () => live, 1);
+    const state = controller.state('balance')!;
+    // Two evictions counted by this replica, not written yet.
+    state.totals.evicted += 2;
+    state.unwritten.evicted += 2;
+    await controller.syncStatus('balance');
+    expect(writes.map((w) => w.resourceVersion)).toEqual(['5', '9']);
+    expect(writes[1]!.status.totals).toEqual({ evicted: 12, failed: 2 });
+    expect(writes[1]!.status.cooldowns.map((c) => c.workload)).toEqual(['ops/Deployment/api']);
+    expect(state.unwritten).toEqual({ evicted: 0, failed: 0 });
+    expect(state.resourceVersion).toBe('10');
+  });
+
+  it('a cooldown read back keeps its wall-clock end, measured from then on by the monotonic clock', async () => {
+    const live = policyObject('3', { cooldowns: [{ workload: 'shop/Deployment/web', until, reason: 'x' }] });
+    const { controller, writes, clock } = setup(live, () => live);
+    await controller.startedLeading();
+    clock.jumpWall(3_600_000); // the wall clock jumps an hour ahead: the cooldown is not over
+    await clock.advance(29 * 60_000);
+    await controller.syncStatus('balance');
+    expect(writes.at(-1)!.status.cooldowns.map((c) => c.workload)).toEqual(['shop/Deployment/web']);
+    await clock.advance(2 * 60_000);
+    await controller.syncStatus('balance');
+    expect(writes.at(-1)!.status.cooldowns).toEqual([]);
+  });
+});
