@@ -25,7 +25,10 @@
 // Before each eviction, the lane re-checks against the cache: the pod still exists with the planned uid and is
 // not terminating; the run's limits; the pod's budget (exactly one, its status observed by its controller, an
 // allowance left after the evictions this operator sent that the cached status does not show yet: PdbLedger) —
-// waiting for the budget rather than calling and failing; and, immediately before the call, leadership.
+// waiting for the budget rather than calling and failing; and, immediately before the call, leadership — checked
+// again by the HTTP layer once the request has its token, at the moment it is sent (kubeClient.ts: fencing).
+// maxPerCycle/Node/Namespace and the shared per-workload in-flight slot are reserved before the first await and
+// given back when no eviction results (inFlight.ts).
 // Answers are classified once (evictionErrors.ts); 5xx and network errors are retried with capped exponential
 // backoff, at most `maxAttempts` per eviction and `maxRetriesPerRun` per run. recordOutcome() is the one place an
 // outcome becomes a metric, a log line and an Event.

@@ -1,5 +1,5 @@
 // The only module that builds Kubernetes clients. Every request the operator sends goes through one shared token
-// bucket (rateLimiter.ts): the typed API clients get it as their HTTP library (a wrapper around client-node's
+// bucket (rateLimiter.ts), except leader election's, which gets a set of clients of its own (operator.ts): the typed API clients get it as their HTTP library (a wrapper around client-node's
 // fetch library, the documented `httpApi` extension point of `createConfiguration`), and watches, which client-node
 // opens with its own fetch call, get it through a Watch wrapper with the same `watch()` signature.
 //
