@@ -44,6 +44,7 @@ const STRATEGY_OF: Readonly<Record<string, string>> = {
   RemovePodsViolatingNodeTaints: 'nodeTaints',
 };
 
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const REQUIRED_NODE_AFFINITY = 'requiredDuringSchedulingIgnoredDuringExecution';
 const PREFERRED_NODE_AFFINITY = 'preferredDuringSchedulingIgnoredDuringExecution';
 
@@ -225,6 +226,9 @@ function build(
       notes.push('labelSelector: the strategies select different pods; one podSelector was kept (the first)');
   }
   spec['strategies'] = strategies;
+  if (!Object.values(strategies).some((st) => st['enabled'] === true)) {
+    notes.unshift('nothing in this profile carries over: every strategy below is disabled, so the policy does nothing');
+  }
   spec['eviction'] = evictionOf(evictor, plugins, notes);
   if (evictor.top['nodeSelector'] !== undefined || evictor.args['nodeSelector'] !== undefined) {
     notes.push(
@@ -248,7 +252,14 @@ function evictionOf(evictor: EvictorSettings, plugins: readonly PluginSettings[]
     args['priorityThreshold'] ?? plugins.map((p) => p.args['priorityThreshold']).find((t) => t !== undefined),
   );
   if (typeof threshold['value'] === 'number') eviction['priorityThreshold'] = { value: threshold['value'] };
-  else if (typeof threshold['name'] === 'string') eviction['priorityThreshold'] = { className: threshold['name'] };
+  else if (typeof threshold['name'] === 'string') {
+    if (DNS_SUBDOMAIN.test(threshold['name'])) eviction['priorityThreshold'] = { className: threshold['name'] };
+    else
+      notes.push(
+        `priorityThreshold.name: ${JSON.stringify(threshold['name'])} is not a valid PriorityClass name (a lowercase ` +
+          'DNS subdomain), so no cluster can have it; the default threshold (system-cluster-critical) applies',
+      );
+  }
   if (args['evictSystemCriticalPods'] === true)
     notes.push(
       'evictSystemCriticalPods: not carried over: kube-rebalancer never evicts pods at or above ' +

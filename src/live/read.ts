@@ -133,7 +133,12 @@ export function kubeGetter(kc: KubeConfig, timeoutMs = 60_000): Getter {
   return async (pathAndQuery) => {
     const url = new URL(`${base}${pathAndQuery}`);
     const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
-    await kc.applyToHTTPSOptions(options);
+    try {
+      await kc.applyToHTTPSOptions(options);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new LiveReadError(`cannot authenticate to ${base}: ${message.split('\n')[0]}`);
+    }
     const client = url.protocol === 'https:' ? https : http;
     return new Promise<HttpAnswer>((resolve, reject) => {
       const req = client.request(url, options, (res) => {
