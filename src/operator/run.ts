@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
-import { pino } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
 import { findCredentials, NO_CREDENTIALS, processEnvironment, runsInCluster } from '../live/kubeconfig.js';
@@ -48,6 +48,8 @@ function listen(server: Server, host: string | undefined, port: number): Promise
 export interface RunIo {
   /** Where bad input is reported (the log is for a running component; a bad start is a command-line error). */
   readonly stderr: (s: string) => void;
+  /** Where the JSON log lines go (default: stdout). */
+  readonly log?: DestinationStream;
 }
 
 const processStderr: RunIo = { stderr: (s) => void process.stderr.write(s) };
@@ -55,12 +57,14 @@ const processStderr: RunIo = { stderr: (s) => void process.stderr.write(s) };
 export async function runOperator(opts: RunOperatorOptions, io: RunIo = processStderr): Promise<number> {
   const level = opts.logLevel ?? 'info';
   const badInput = (message: string): number => {
-    io.stderr(`error: ${message}\n`);
+    // One line: YAML parsers quote the offending text over several.
+    io.stderr(`error: ${message.split('\n')[0]}\n`);
     return 2;
   };
   if (!LOG_LEVELS.includes(level))
     return badInput(`invalid --log-level ${JSON.stringify(level)} (${LOG_LEVELS.join(', ')})`);
-  const logger = pino({ level, base: { component: 'kube-rebalancer' } });
+  const logOptions = { level, base: { component: 'kube-rebalancer' } };
+  const logger = io.log !== undefined ? pino(logOptions, io.log) : pino(logOptions);
   if (!(opts.kubeApiQps > 0)) return badInput(`--kube-api-qps must be > 0 (got ${opts.kubeApiQps})`);
   if (!Number.isInteger(opts.kubeApiBurst) || opts.kubeApiBurst < 1) {
     return badInput(`--kube-api-burst must be an integer >= 1 (got ${opts.kubeApiBurst})`);
