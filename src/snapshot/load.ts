@@ -11,6 +11,7 @@ import { CORE_SCHEMA, loadAll } from 'js-yaml';
 import { parseAllDocuments } from 'yaml';
 import { FieldError, InputError } from '../errors.js';
 import { internLabels } from '../model/intern.js';
+import { parseKubectlYaml } from './fastYaml.js';
 import type { ClusterSnapshot, NamespaceInfo, NodeInfo, PdbInfo, PodInfo, PriorityClassInfo } from '../model/types.js';
 import {
   convertNamespace,
@@ -201,6 +202,8 @@ function parseJson(text: string): { values: unknown[] } | { reason: string; offs
  * where; empty documents stay in the list as null, so document numbers match the file.
  */
 function parseYaml(text: string, file: string): unknown[] {
+  const fast = parseKubectlYaml(text);
+  if (fast !== undefined) return fast;
   try {
     return loadAll(text, undefined, { schema: CORE_SCHEMA, filename: file }).map((doc) => doc ?? null);
   } catch (fast) {
