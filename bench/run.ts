@@ -9,6 +9,7 @@ import { DEFAULT_POLICY } from '../src/policy/parse.js';
 import type { Policy } from '../src/policy/types.js';
 import { snapshotFromObjects } from '../src/snapshot/load.js';
 import { generateCluster, type ClusterShape } from './clusters.js';
+import { snapshotLoad } from './load.js';
 
 interface Case {
   readonly name: string;
@@ -175,6 +176,8 @@ function main(): void {
   const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
   const results = CASES.filter((c) => only === undefined || c.name.includes(only)).map((c) => runCase(c, repeats));
   const memory = only === undefined ? [cacheMemory(10_000, 300, 220), cacheMemory(150_000, 5_000, 1024)] : [];
+  // Loading a saved 10,000-pod cluster in `plan`, YAML against JSON, each in a fresh process (bench/load.ts).
+  const load = only === undefined ? snapshotLoad() : undefined;
   const balance = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? endToEnd() : undefined;
   const out = {
     machine: {
@@ -186,6 +189,7 @@ function main(): void {
     repeats,
     results,
     cacheMemory: memory,
+    ...(load !== undefined ? { snapshotLoad10k: load } : {}),
     ...(balance !== undefined ? { balance10k: balance } : {}),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
