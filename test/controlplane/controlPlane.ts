@@ -11,6 +11,7 @@
 // - every component has its own client certificate (all in system:masters), so the audit log tells them apart and
 //   the operator's own requests can be counted at the server.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +42,13 @@ export interface AuditEvent {
   };
   readonly responseStatus?: { readonly code?: number; readonly message?: string; readonly reason?: string };
   readonly requestURI: string;
+  readonly userAgent?: string;
   readonly stageTimestamp: string;
+}
+
+export interface RawAnswer {
+  readonly status: number;
+  readonly body: unknown;
 }
 
 export interface ControlPlane {
@@ -52,11 +59,17 @@ export interface ControlPlane {
   readonly kubeconfigPath: string;
   kubeConfig(): k8s.KubeConfig;
   /**
+   * A request as the admin, body sent and answer read as raw JSON. client-node's typed models drop fields whose
+   * names they spell differently (a CRD's `default` and `x-kubernetes-validations` are lost through
+   * KubernetesObjectApi), so objects that must reach the server exactly as written go through here.
+   */
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<RawAnswer>;
+  /**
    * A kubeconfig file that authenticates as a ServiceAccount through a TokenRequest token, as a pod would.
    * The ServiceAccount must exist.
    */
   serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
-  /** Requests recorded in the audit log so far (ResponseComplete and Panic stages only). */
+  /** Requests recorded in the audit log so far, each once, in the order they were answered (watches: started). */
   audit(): AuditEvent[];
   /** SIGTERM to kube-apiserver, then the same flags again on the same etcd; resolves once /readyz answers ok. */
   restartApiServer(): Promise<void>;
@@ -178,7 +191,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--audit-log-maxsize=0',
       ...(opts.apiServerArgs ?? []),
     ];
-    const adminFetch = adminFetcher(pki);
+    const admin = adminClient(pki);
+    const adminFetch = async (url: string): Promise<string> => {
+      const answer = await admin('GET', url);
+      return typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    };
     const startApiServer = async (): Promise<void> => {
       const api = new ManagedProcess({
         name: 'kube-apiserver',
@@ -212,6 +229,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             // Workload controllers sync many objects at once when a test seeds thousands of pods.
             '--concurrent-replicaset-syncs=20',
             '--concurrent-deployment-syncs=20',
+            // The node lifecycle controller lifts a new node's not-ready taint on its next pass (default every 5 s).
+            '--node-monitor-period=1s',
           ],
           dir,
         }),
@@ -241,6 +260,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       dir,
       server,
       kubeconfigPath,
+      request(method, path, body, contentType) {
+        return admin(method, `${server}${path}`, body, contentType);
+      },
       kubeConfig() {
         const kc = new k8s.KubeConfig();
         kc.loadFromFile(kubeconfigPath);
@@ -266,11 +288,18 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         } catch {
           return [];
         }
+        // A watch is logged when its response starts and again when it ends; it counts once, when it started.
         const events: AuditEvent[] = [];
+        const started = new Set<string>();
         for (const line of text.split('\n')) {
           if (line === '') continue;
-          const event = JSON.parse(line) as AuditEvent & { stage: string };
-          if (event.stage === 'ResponseComplete' || event.stage === 'Panic') events.push(event);
+          const event = JSON.parse(line) as AuditEvent & { stage: string; auditID: string };
+          if (event.stage === 'ResponseStarted') {
+            started.add(event.auditID);
+            events.push(event);
+          } else if ((event.stage === 'ResponseComplete' || event.stage === 'Panic') && !started.has(event.auditID)) {
+            events.push(event);
+          }
         }
         return events;
       },
@@ -304,22 +333,43 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   }
 }
 
-/** GET with the admin client certificate, for readiness probes before any client library is set up. */
-function adminFetcher(pki: Pki): (url: string) => Promise<string> {
+/** Requests with the admin client certificate, for probes before any client library is set up and for raw JSON. */
+function adminClient(
+  pki: Pki,
+): (method: string, url: string, body?: unknown, contentType?: string) => Promise<RawAnswer> {
   const ca = readFileSync(pki.caCert);
   const cert = readFileSync(pki.adminCert);
   const key = readFileSync(pki.adminKey);
-  return async (url) => {
-    const https = await import('node:https');
-    return new Promise((resolve, reject) => {
-      const req = https.get(url, { ca, cert, key, timeout: 5_000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve(body));
-      });
+  return (method, url, body, contentType = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = https.request(
+        url,
+        {
+          method,
+          ca,
+          cert,
+          key,
+          timeout: 10_000,
+          headers: payload === undefined ? {} : { 'Content-Type': contentType },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              // plain text (/readyz)
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed });
+          });
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', reject);
+      req.end(payload);
     });
-  };
 }

@@ -106,6 +106,21 @@ export class StandInKubelet {
     await this.renewLease(opts.name);
   }
 
+  /**
+   * Waits until the node can take pods: the TaintNodesByCondition admission plugin gives every new Node a
+   * `node.kubernetes.io/not-ready:NoSchedule` taint, which the node lifecycle controller removes once it has seen the
+   * node Ready. The scheduler (and the operator's simulation of it) refuses the node until then.
+   */
+  async waitUntilSchedulable(name: string, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const node = await this.core.readNode({ name });
+      if (!(node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/not-ready')) return;
+      if (Date.now() > deadline) throw new Error(`node ${name} still has the not-ready taint after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
   /** Starts the Lease renewals and the pod watch. */
   start(): void {
     const renewEvery = this.options.leaseRenewMs ?? 5_000;
