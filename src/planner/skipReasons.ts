@@ -24,6 +24,9 @@ const CLASSES: ReadonlyArray<readonly [RegExp, string]> = [
   [/^conflicts with /, 'conflicts with another violation'],
 ];
 
+/** The CRD bounds status.lastPlan.skippedReasons[].reason; a longer one would get the whole status refused. */
+export const MAX_REASON_LENGTH = 256;
+
 /** The class of a skip reason: a known rule without its specifics, else the text before any detail. */
 export function skipReasonClass(reason: string): string {
   for (const [pattern, label] of CLASSES) {
@@ -32,7 +35,8 @@ export function skipReasonClass(reason: string): string {
   }
   // Unknown wording: details follow a parenthesis, a semicolon or a colon.
   const cut = reason.search(/ \(|;|: /);
-  return (cut > 0 ? reason.slice(0, cut) : reason).trim();
+  const text = (cut > 0 ? reason.slice(0, cut) : reason).trim();
+  return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH - 1)}…` : text;
 }
 
 /** Counts by class, most frequent first (then by name), at most `max` entries (DESIGN.md: 10). */

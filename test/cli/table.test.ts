@@ -1,10 +1,11 @@
 // `-o table` and `-o wide` at scale: skips grouped by reason with counts and examples, DOMAINS cut to the fullest and
 // emptiest few, the mode in the header, a legend for `!`, and simulate's summary in words that agree in number.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { domainsText, planTable, simulationTable } from '../../src/cli/table.js';
 import { createProgress } from '../../src/cli/progress.js';
 import type { SimulationResult } from '../../src/planner/simulate.js';
-import { countSkipReasons, skipReasonClass } from '../../src/planner/skipReasons.js';
+import { countSkipReasons, MAX_REASON_LENGTH, skipReasonClass } from '../../src/planner/skipReasons.js';
 import type { RebalancePlan, SkippedPod, TopologyReport } from '../../src/planner/types.js';
 
 function plan(parts: Partial<RebalancePlan> = {}): RebalancePlan {
@@ -57,6 +58,14 @@ describe('skip reason classes', () => {
     ['some new wording: with details', 'some new wording'],
   ])('%s → %s', (reason, cls) => {
     expect(skipReasonClass(reason)).toBe(cls);
+  });
+
+  it('never gives a class longer than the CRD allows', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 600 }), (reason) => {
+        expect(skipReasonClass(reason).length).toBeLessThanOrEqual(MAX_REASON_LENGTH);
+      }),
+    );
   });
 
   it('counts by class, most frequent first, at most 10', () => {
