@@ -60,6 +60,8 @@ export interface LastPlanStatus {
   readonly skipped: number;
   readonly violations: number;
   readonly maxSkewObserved: number;
+  /** Why pods were skipped, by class, most frequent first (at most 10); the counts add up to `skipped` when ≤ 10 classes. */
+  readonly skippedReasons: readonly { readonly reason: string; readonly count: number }[];
 }
 
 export interface PolicyCondition {
@@ -176,6 +178,9 @@ export class ClusterCache {
                 skipped: num(lastPlan['skipped']) ?? 0,
                 violations: num(lastPlan['violations']) ?? 0,
                 maxSkewObserved: num(lastPlan['maxSkewObserved']) ?? 0,
+                skippedReasons: (Array.isArray(lastPlan['skippedReasons']) ? lastPlan['skippedReasons'] : [])
+                  .filter(isObj)
+                  .map((r) => ({ reason: str(r['reason']), count: num(r['count']) ?? 0 })),
               },
       },
     };

@@ -19,6 +19,8 @@ export interface SimulationOptions {
   readonly cycles: number;
   /** Time between cycles; defaults to 5 minutes (the policy's default schedule). */
   readonly intervalMs?: number;
+  /** Called before each cycle is planned (1-based), for a progress line. */
+  readonly onCycle?: (cycle: number, of: number) => void;
 }
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -64,6 +66,7 @@ export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: Sim
   let current = snapshot;
   let converged = false;
   for (let i = 0; i < options.cycles; i++) {
+    options.onCycle?.(i + 1, options.cycles);
     const outcome = planCycle(current, policy);
     cycles.push(outcome.plan);
     if (outcome.moves.length === 0) {

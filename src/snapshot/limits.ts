@@ -1,7 +1,8 @@
 // Bounds on what an input file may make the process do. Bad input must end in exit 2 with one paragraph, never in a
 // stack overflow (exit 1), an out-of-memory kill or a signal:
-// - size: a file is measured before it is read, and the format decides the cap (the YAML parser needs about 60× the
-//   text in memory, JSON.parse about 5×), so an oversized snapshot is refused with advice instead of exhausting memory;
+// - size: a file is measured before it is read, and the format decides the cap (JSON.parse needs about 5× the text
+//   in memory; YAML a little more on kubectl's subset, far more when a general parser has to read it or explain an
+//   error), so an oversized snapshot is refused with advice instead of exhausting memory;
 // - depth: no Kubernetes object nests anywhere near MAX_DEPTH levels; deeper input is refused before any recursive
 //   code (the JSON error locator, the YAML composer, the converters' comparisons) walks it. Both checks are loops.
 import { InputError } from '../errors.js';
@@ -9,8 +10,8 @@ import { InputError } from '../errors.js';
 export const MAX_DEPTH = 256;
 /** Largest file read at all. */
 export const MAX_INPUT_BYTES = 512 * 1024 * 1024;
-/** Largest YAML text parsed (about 20,000 pods as kubectl prints them). */
-export const MAX_YAML_BYTES = 32 * 1024 * 1024;
+/** Largest YAML text parsed (about 100,000 pods as kubectl prints them). */
+export const MAX_YAML_BYTES = 128 * 1024 * 1024;
 
 const MiB = 1024 * 1024;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;

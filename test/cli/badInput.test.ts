@@ -3,7 +3,7 @@
 // or an out-of-memory kill would show). And a property: random nested JSON/YAML values put in any field of any
 // object of a real snapshot never make the CLI exit 1.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/program.js';
-import { MAX_YAML_BYTES } from '../../src/snapshot/limits.js';
+import { MAX_INPUT_BYTES, MAX_YAML_BYTES } from '../../src/snapshot/limits.js';
 import { readFileSync } from 'node:fs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -156,10 +156,24 @@ describe('bad input exits 2 with one paragraph, in a real process within 5 s and
     const doc = `---\n${podYaml}`;
     const path = file('huge.yaml', doc.repeat(Math.ceil((MAX_YAML_BYTES + 1) / doc.length)));
     const r = runCli('plan', '--snapshot', path);
+    rmSync(path);
     expect(r.signal).toBeNull();
     expect(r.code).toBe(2);
     oneParagraph(r.stderr, path);
     expect(r.stderr).toMatch(/YAML input too large: .* save the cluster as JSON/);
+  });
+
+  it('a file larger than any snapshot is refused before it is read', () => {
+    const path = join(dir, 'sparse.json');
+    // Sparse: the size is there, the bytes are not (nothing is written, nothing must be read).
+    writeFileSync(path, '');
+    truncateSync(path, MAX_INPUT_BYTES + 1);
+    const r = runCli('plan', '--snapshot', path);
+    rmSync(path);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(2);
+    oneParagraph(r.stderr, path);
+    expect(r.stderr).toMatch(/file too large: 512\.0 MiB, the limit is 512\.0 MiB/);
   });
 });
 

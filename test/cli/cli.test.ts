@@ -1,6 +1,6 @@
 // The command line as a user meets it: exit codes, stable JSON, readable tables, and one clear paragraph for
 // every kind of bad input (never a stack trace).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,22 @@ describe('kube-rebalancer CLI', () => {
       node: expect.stringMatching(/^node-a/),
     });
     expect(plan.summary).toMatchObject({ nodes: 6, evictions: plan.evictions.length, skipped: plan.skipped.length });
+  });
+
+  it.each([
+    ['without the CRD (the second command printed nothing)', ''],
+    [
+      'with the CRD',
+      'apiVersion: v1\nkind: List\nitems:\n- apiVersion: rebalancer.dev/v1alpha1\n  kind: RebalancePolicy\n  metadata:\n    name: saved\n  spec: {}\n',
+    ],
+  ])("loads the README's two-command snapshot %s", async (_name, second) => {
+    const path = file(
+      `readme-${second.length}.yaml`,
+      `${readFileSync('examples/new-taint.yaml', 'utf8')}---\n${second}`,
+    );
+    const r = await run('plan', '--snapshot', path, '-o', 'table');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(second === '' ? /^Policy \S+ \(/ : /^Policy saved \(DryRun\)/);
   });
 
   it('plan -o table shows skew before and after per workload', async () => {
