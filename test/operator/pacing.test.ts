@@ -1,7 +1,9 @@
 // Loop detection: which topology keys a move was meant to change, and when a replacement landed back.
 import { describe, expect, it } from 'vitest';
-import { landedBack, loopKeysFor, type EvictionRecord } from '../../src/operator/pacing.js';
+import { landedBack, loopKeysFor, waitForReplacement, type EvictionRecord } from '../../src/operator/pacing.js';
 import { buildSnapshot, makeNode, makePod, ZONE, HOSTNAME } from '../builders.js';
+import { deletePod, newCache } from './cacheFixtures.js';
+import { flush, ManualClock } from './fakes.js';
 
 const snapshot = buildSnapshot([
   makeNode('a1').zone('zone-a'),
@@ -42,5 +44,29 @@ describe('loop detection', () => {
     expect(landedBack(record([ZONE]), node('c1'), 'c1')).toBeUndefined();
     expect(landedBack(record([]), node('a2'), 'a2')).toBeUndefined();
     expect(landedBack(record([HOSTNAME]), node('a2'), 'a2')).toBeUndefined();
+  });
+});
+
+describe('pacing', () => {
+  it.each([
+    ['forward', 3_600_000],
+    ['backward', -3_600_000],
+  ])('a wall-clock step of 1 h %s neither ends nor stretches the replacement timeout', async (_, step) => {
+    const clock = new ManualClock();
+    const cache = newCache(clock, [makeNode('a1').zone('zone-a'), makePod('web-1').labels({ app: 'web' }).node('a1')]);
+    const evicted = cache.pod('default', 'web-1')!;
+    deletePod(cache, 'default', 'web-1');
+    let outcome: string | undefined;
+    void waitForReplacement(
+      cache,
+      { ...record([]), pod: evicted, workload: 'default/Pod/web-1' },
+      { timeoutMs: 60_000, signal: new AbortController().signal, onLoop: () => undefined },
+    ).then((o) => (outcome = o.kind));
+    await flush();
+    clock.jumpWall(step);
+    await clock.advance(59_000);
+    expect(outcome).toBeUndefined();
+    await clock.advance(1_000);
+    expect(outcome).toBe('not_ready');
   });
 });
