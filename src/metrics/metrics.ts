@@ -10,8 +10,8 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
-import { CYCLE_DURATION_BUCKETS, CYCLE_RESULTS, EVICTION_RESULTS, METRICS, STRATEGIES } from './names.js';
-import type { CycleResult, EvictionResult } from './names.js';
+import { CYCLE_DURATION_BUCKETS, CYCLE_RESULTS, CYCLE_TRIGGERS, EVICTION_RESULTS, METRICS, STRATEGIES } from './names.js';
+import type { CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
 
 export const DEFAULT_MAX_SKEW_SERIES = 10_000;
 
@@ -46,9 +46,9 @@ export interface RebalancerMetrics {
   recordEviction(policy: string, strategy: Strategy, result: EvictionResult): void;
   /**
    * Records a finished cycle: its duration (not for `skipped_overlap`, which did not run), its outcome and,
-   * on success, the last-success timestamp.
+   * on success, the last-success timestamp. `trigger` is what started it (default: its schedule).
    */
-  observeCycle(policy: string, seconds: number, result: CycleResult): void;
+  observeCycle(policy: string, seconds: number, result: CycleResult, trigger?: CycleTriggerLabel): void;
   /** Sets the number of evictions the last plan of `policy` contained. */
   setPlanEvictions(policy: string, count: number): void;
   /** Records a plan's topology, violations and planned evictions in one call. */
@@ -159,9 +159,14 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     }
   }
 
-  function observeCycle(policy: string, seconds: number, result: CycleResult): void {
+  function observeCycle(
+    policy: string,
+    seconds: number,
+    result: CycleResult,
+    trigger: CycleTriggerLabel = 'schedule',
+  ): void {
     if (result !== 'skipped_overlap') cycleDuration.observe({ policy }, seconds);
-    cycles.inc({ policy, result });
+    cycles.inc({ policy, result, trigger });
     if (result === 'success') lastSuccessfulCycle.set({ policy }, now() / 1000);
   }
 
@@ -182,7 +187,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
       violations.remove({ policy, strategy });
       for (const result of EVICTION_RESULTS) evictions.remove({ policy, strategy, result });
     }
-    for (const result of CYCLE_RESULTS) cycles.remove({ policy, result });
+    for (const result of CYCLE_RESULTS) for (const trigger of CYCLE_TRIGGERS) cycles.remove({ policy, result, trigger });
     cycleDuration.remove({ policy });
     lastSuccessfulCycle.remove({ policy });
     planEvictions.remove({ policy });

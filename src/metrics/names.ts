@@ -20,6 +20,10 @@ export type EvictionResult = (typeof EVICTION_RESULTS)[number];
 export const CYCLE_RESULTS = ['success', 'failed', 'skipped_overlap'] as const;
 export type CycleResult = (typeof CYCLE_RESULTS)[number];
 
+/** What started a cycle (label `trigger` of `rebalancer_cycles_total`): its cron schedule, a node change, a policy change. */
+export const CYCLE_TRIGGERS = ['schedule', 'node', 'policy'] as const;
+export type CycleTriggerLabel = (typeof CYCLE_TRIGGERS)[number];
+
 /** Every strategy, so violation gauges can be written for all of them (0 when none). */
 export const STRATEGIES: readonly Strategy[] = [
   'TopologySpread',
@@ -70,8 +74,8 @@ export const METRICS = {
   cycles: {
     name: 'rebalancer_cycles_total',
     type: 'counter',
-    help: 'Rebalancing cycles by outcome (success, failed, skipped_overlap).',
-    labelNames: ['policy', 'result'],
+    help: 'Rebalancing cycles by outcome (success, failed, skipped_overlap) and trigger (schedule, node, policy).',
+    labelNames: ['policy', 'result', 'trigger'],
   },
   lastSuccessfulCycle: {
     name: 'rebalancer_last_successful_cycle_timestamp_seconds',

@@ -13,9 +13,18 @@ import type { CycleResult } from '../metrics/names.js';
 import type { PlanOutcome } from '../planner/plan.js';
 import type { Policy } from '../policy/types.js';
 import type { Clock } from './clock.js';
+import type { CycleTrigger } from './debounce.js';
 import type { ClusterCache, LastPlanStatus, PolicyEntry } from './clusterCache.js';
 import type { EventRecorder, EventTarget } from './events.js';
 import { PolicyRun, type Degradation, type RunDeps, type RunResult } from './executor.js';
+import {
+  asDryRun,
+  createEvictionGate,
+  nextBoundary,
+  outsideWindowCondition,
+  windowNow,
+  type WindowClosedDuringCycle,
+} from './maintenanceWindows.js';
 import type { LoopDetection } from './pacing.js';
 import { buildStatus, POLICY_GROUP, POLICY_VERSION, rfc3339, type PolicyStatus } from './status.js';
 
@@ -29,6 +38,10 @@ export interface PolicyState {
   lastPlan: LastPlanStatus | undefined;
   cycles: number;
   run: AbortController | undefined;
+  /** The last cycle stopped evicting because its maintenance window ended (until a window opens again). */
+  windowClosed: WindowClosedDuringCycle | undefined;
+  /** Wakes at the next window boundary to refresh the OutsideWindow condition. */
+  windowTimer: AbortController | undefined;
 }
 
 export interface PolicyControllerDeps {
@@ -83,6 +96,8 @@ export class PolicyController {
         lastPlan: seen?.lastPlan,
         cycles: 0,
         run: undefined,
+        windowClosed: undefined,
+        windowTimer: undefined,
       };
       this.states.set(name, state);
     }
@@ -114,6 +129,7 @@ export class PolicyController {
 
   removed(name: string): void {
     this.states.get(name)?.run?.abort();
+    this.states.get(name)?.windowTimer?.abort();
     this.states.delete(name);
     this.deps.metrics.forgetPolicy(name);
   }
@@ -129,6 +145,10 @@ export class PolicyController {
     if (entry === undefined || !this.deps.isLeader()) return;
     const state = this.state(name);
     const policy = entry.policy;
+    const now = this.deps.clock.now();
+    const window = policy === undefined ? undefined : windowNow(policy, now);
+    if (window?.kind === 'open') state.windowClosed = undefined;
+    this.armWindowTimer(name, state, window === undefined ? undefined : nextBoundary(window));
     const degraded =
       state.paused !== undefined
         ? { reason: state.paused.reason, message: state.paused.message }
@@ -148,6 +168,9 @@ export class PolicyController {
       lastSuccessfulRunTime: state.lastSuccessfulRunTime,
       lastPlan: state.lastPlan,
       totals: state.totals ?? { evicted: 0, failed: 0 },
+      ...(policy !== undefined && window !== undefined
+        ? { outsideWindow: outsideWindowCondition(policy, window, state.windowClosed) }
+        : {}),
     });
     try {
       await this.deps.writeStatus(name, status);
@@ -157,6 +180,47 @@ export class PolicyController {
         'could not write the policy status',
       );
     }
+  }
+
+  /** Rewrites the status when the window state changes next, so OutsideWindow flips on time without a cycle. */
+  private armWindowTimer(name: string, state: PolicyState, at: number | undefined): void {
+    state.windowTimer?.abort();
+    state.windowTimer = undefined;
+    if (at === undefined || this.deps.stopSignal.aborted) return;
+    const timer = new AbortController();
+    state.windowTimer = timer;
+    const stop = (): void => timer.abort();
+    this.deps.stopSignal.addEventListener('abort', stop, { once: true });
+    // A little after the boundary, so the state read then is the new one.
+    void this.deps.clock.sleep(Math.max(0, at - this.deps.clock.now()) + 10, timer.signal).then(() => {
+      this.deps.stopSignal.removeEventListener('abort', stop);
+      if (!timer.signal.aborted && state.windowTimer === timer) void this.syncStatus(name);
+    });
+  }
+
+  /** The policy as this cycle runs it (DryRun outside every window), the gate that closes at the window's end. */
+  private windowed(
+    policy: Policy,
+    state: PolicyState,
+    now: number,
+  ): { runPolicy: Policy; gate: ReturnType<typeof createEvictionGate> | undefined; fields: object; message: string } {
+    const window = windowNow(policy, now);
+    if (window.kind === 'always') return { runPolicy: policy, gate: undefined, fields: {}, message: 'cycle started' };
+    if (window.kind === 'closed') {
+      const evict = policy.spec.mode === 'Evict';
+      return {
+        runPolicy: evict ? asDryRun(policy) : policy,
+        gate: undefined,
+        fields: { window: 'closed', nextWindow: window.nextStart },
+        message: evict ? 'cycle started outside every maintenance window: planning as DryRun' : 'cycle started',
+      };
+    }
+    state.windowClosed = undefined;
+    const gate =
+      policy.spec.mode === 'Evict'
+        ? createEvictionGate(window.until, this.deps.clock, policy.spec.timeZone)
+        : undefined;
+    return { runPolicy: policy, gate, fields: { window: 'open', windowEnds: window.until }, message: 'cycle started' };
   }
 
   /** Cooldown holds still in force, for the planner. */
@@ -201,8 +265,8 @@ export class PolicyController {
     this.deps.events.record(policyTarget(entry), 'Warning', 'RebalanceLoop', message);
   }
 
-  /** One cycle; never rejects. */
-  async runCycle(name: string): Promise<void> {
+  /** One cycle; never rejects. `trigger` is what started it (logged and counted); `why` the changes, if any. */
+  async runCycle(name: string, trigger: CycleTrigger = 'schedule', why?: readonly string[]): Promise<void> {
     const entry = this.deps.cache.policy(name);
     const policy = entry?.policy;
     if (entry === undefined || policy === undefined || policy.spec.suspend) return;
@@ -217,11 +281,16 @@ export class PolicyController {
     this.deps.stopSignal.addEventListener('abort', stop, { once: true });
     if (this.deps.stopSignal.aborted) abort.abort();
     state.run = abort;
-    log.info({ mode: policy.spec.mode, generation: entry.generation }, 'cycle started');
+    const { runPolicy, gate, fields, message } = this.windowed(policy, state, started);
+    log.info(
+      { mode: policy.spec.mode, generation: entry.generation, trigger, ...(why ? { changes: why } : {}), ...fields },
+      message,
+    );
     let result: CycleResult = 'success';
     try {
       const run = await new PolicyRun(this.deps.run, {
-        policy,
+        policy: runPolicy,
+        ...(gate !== undefined ? { gate } : {}),
         policyTarget: policyTarget(entry),
         logger: log,
         signal: abort.signal,
@@ -237,11 +306,12 @@ export class PolicyController {
       if (this.deps.isLeader())
         this.deps.events.record(policyTarget(entry), 'Warning', 'CycleFailed', state.lastFailure);
     } finally {
+      gate?.dispose();
       this.deps.stopSignal.removeEventListener('abort', stop);
       if (state.run === abort) state.run = undefined;
     }
     const seconds = (this.deps.clock.now() - started) / 1000;
-    this.deps.metrics.observeCycle(name, seconds, result);
+    this.deps.metrics.observeCycle(name, seconds, result, trigger);
     await this.syncStatus(name);
   }
 
@@ -281,6 +351,12 @@ export class PolicyController {
         `cycle interrupted (${run.halted === 'stopped' ? 'shutting down' : 'leadership lost'}): ${summary}`,
       );
       return 'failed';
+    }
+    if (run.halted === 'window_closed') {
+      state.windowClosed = { at: this.deps.clock.now(), evicted: counts.evicted };
+      const message = `the maintenance window ended during the cycle; evictions stopped: ${summary}`;
+      log.warn(fields, message);
+      this.deps.events.record(target, 'Normal', 'WindowClosed', message);
     }
     state.lastFailure = undefined;
     state.lastSuccessfulRunTime = rfc3339(this.deps.clock.now());

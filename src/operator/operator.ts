@@ -4,6 +4,7 @@
 //
 //   informers (supervised ListWatch, objects converted on arrival) ──► ClusterCache ──► snapshot (no API call)
 //   RebalancePolicy informer ──► PolicyScheduler (cron per policy, overlap guard) ──► PolicyController.runCycle
+//   node and policy changes ──► Triggers (debounced per policy) ──► PolicyScheduler.trigger
 //   runCycle ──► PolicyRun (plan → evict → pace → re-plan) ──► status, Events, metrics
 //   LeaderElector (Lease) gates ticks, status writes and every eviction call
 //   one RateLimiter shared by every request (typed clients and watches)
@@ -25,6 +26,7 @@ import { createKubeClients, type KubeClients, type ThrottleListener } from './ku
 import { alwaysLeader, createLeaderElector, type LeaderElector } from './leaderElection.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
 import { createRateLimiter, type RateLimiter } from './rateLimiter.js';
+import { Triggers, watchNodeChanges } from './triggers.js';
 import { POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, writePolicyStatus } from './status.js';
 
 export const COMPONENT = 'kube-rebalancer';
@@ -186,11 +188,24 @@ export function createOperator(deps: OperatorDeps): Operator {
     logger,
     metrics,
     isLeader,
-    runCycle: (name) => controller.runCycle(name),
-    specChanged: (entry, previous) => controller.specChanged(entry, previous),
-    removed: (name) => controller.removed(name),
+    runCycle: (name, trigger, changes) => controller.runCycle(name, trigger, changes),
+    specChanged: (entry, previous) => {
+      controller.specChanged(entry, previous);
+      if (policyInformer.synced()) triggers.onPolicy(entry, previous);
+    },
+    removed: (name) => {
+      triggers.forget(name);
+      controller.removed(name);
+    },
   });
   cache.onPolicy(scheduler.onPolicy);
+  const triggers = new Triggers({
+    clock,
+    logger,
+    policies: () => cache.policyList(),
+    policy: (name) => cache.policy(name),
+    start: (name, trigger, changes) => void scheduler.trigger(name, trigger, changes),
+  });
 
   const informerDeps = {
     clock,
@@ -198,6 +213,21 @@ export function createOperator(deps: OperatorDeps): Operator {
     newWatch: () => clients.newWatch(),
     ...(deps.informerBackoff !== undefined ? { backoff: deps.informerBackoff } : {}),
   };
+  const nodeInformer: SupervisedInformer<NodeInfo> = new SupervisedInformer<NodeInfo>(
+    { resource: 'nodes', path: '/api/v1/nodes', list: () => clients.core.listNode(), convert: convertNode },
+    watchNodeChanges(
+      cache.nodeHandlers,
+      (name) => cache.node(name),
+      () => nodeInformer.synced(),
+      (previous, next) => triggers.onNode(previous, next),
+    ),
+    informerDeps,
+  );
+  const policyInformer = new SupervisedInformer<PolicyEntry>(
+    policyInformerSpec(clients, cache.convertPolicy),
+    cache.policyHandlers,
+    informerDeps,
+  );
   const informers = [
     new SupervisedInformer<PriorityClassInfo>(
       {
@@ -219,11 +249,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       cache.namespaceHandlers,
       informerDeps,
     ),
-    new SupervisedInformer<NodeInfo>(
-      { resource: 'nodes', path: '/api/v1/nodes', list: () => clients.core.listNode(), convert: convertNode },
-      cache.nodeHandlers,
-      informerDeps,
-    ),
+    nodeInformer,
     new SupervisedInformer<PodEntry>(
       {
         resource: 'pods',
@@ -244,11 +270,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       cache.pdbHandlers,
       informerDeps,
     ),
-    new SupervisedInformer<PolicyEntry>(
-      policyInformerSpec(clients, cache.convertPolicy),
-      cache.policyHandlers,
-      informerDeps,
-    ),
+    policyInformer,
   ];
   const synced = (): boolean => informers.every((i) => i.synced());
 
@@ -294,6 +316,7 @@ export function createOperator(deps: OperatorDeps): Operator {
         const release = opts.releaseLease ?? true;
         logger.info({ releaseLease: release }, 'shutting down');
         stopping.abort();
+        triggers.stop();
         // Cycles see the abort: the eviction in flight completes, no other starts; their status is written while
         // this replica still holds the Lease.
         await scheduler.stop();

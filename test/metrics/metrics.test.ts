@@ -234,15 +234,27 @@ describe('createMetrics', () => {
       ]);
     });
 
+    it('counts cycles by what triggered them', async () => {
+      metrics.observeCycle('default', 1, 'success', 'node');
+      metrics.observeCycle('default', 1, 'success', 'node');
+      metrics.observeCycle('default', 2, 'failed', 'policy');
+      expect(await samples(registry, 'rebalancer_cycles_total')).toEqual([
+        'rebalancer_cycles_total{policy="default",result="failed",trigger="policy"} 1',
+        'rebalancer_cycles_total{policy="default",result="success",trigger="node"} 2',
+      ]);
+      metrics.forgetPolicy('default');
+      expect(await samples(registry, 'rebalancer_cycles_total')).toEqual([]);
+    });
+
     it('observes cycle duration, counts outcomes and stamps the last success', async () => {
       metrics.observeCycle('default', 0.2, 'success');
       clock += 60_000;
       metrics.observeCycle('default', 7, 'failed');
       metrics.observeCycle('default', 0, 'skipped_overlap');
       expect(await samples(registry, 'rebalancer_cycles_total')).toEqual([
-        'rebalancer_cycles_total{policy="default",result="failed"} 1',
-        'rebalancer_cycles_total{policy="default",result="skipped_overlap"} 1',
-        'rebalancer_cycles_total{policy="default",result="success"} 1',
+        'rebalancer_cycles_total{policy="default",result="failed",trigger="schedule"} 1',
+        'rebalancer_cycles_total{policy="default",result="skipped_overlap",trigger="schedule"} 1',
+        'rebalancer_cycles_total{policy="default",result="success",trigger="schedule"} 1',
       ]);
       expect(await samples(registry, 'rebalancer_cycle_duration_seconds_count')).toEqual([
         'rebalancer_cycle_duration_seconds_count{policy="default"} 2',
