@@ -265,15 +265,22 @@ export class PolicyController {
     this.deps.events.record(policyTarget(entry), 'Warning', 'RebalanceLoop', message);
   }
 
-  /** One cycle; never rejects. `trigger` is what started it (logged and counted); `why` the changes, if any. */
-  async runCycle(name: string, trigger: CycleTrigger = 'schedule', why?: readonly string[]): Promise<void> {
+  /**
+   * One cycle; never rejects. `trigger` is what started it (logged and counted); `why` the changes, if any.
+   * Resolves to why the cycle failed, was interrupted or left the policy Degraded (for `run --once`), else undefined.
+   */
+  async runCycle(
+    name: string,
+    trigger: CycleTrigger = 'schedule',
+    why?: readonly string[],
+  ): Promise<string | undefined> {
     const entry = this.deps.cache.policy(name);
     const policy = entry?.policy;
-    if (entry === undefined || policy === undefined || policy.spec.suspend) return;
+    if (entry === undefined || policy === undefined || policy.spec.suspend) return undefined;
     const state = this.state(name);
     state.cycles++;
     const log = this.deps.logger.child({ policy: name, cycle: state.cycles });
-    if (!this.mayRun(entry, state, log)) return;
+    if (!this.mayRun(entry, state, log)) return `paused (Degraded): ${state.paused?.message ?? ''}`;
     const started = this.deps.clock.now();
     state.lastRunTime = rfc3339(started);
     const abort = new AbortController();
@@ -313,6 +320,8 @@ export class PolicyController {
     const seconds = (this.deps.clock.now() - started) / 1000;
     this.deps.metrics.observeCycle(name, seconds, result, trigger);
     await this.syncStatus(name);
+    if (result === 'failed') return state.lastFailure ?? 'the cycle was interrupted (shutting down or leadership lost)';
+    return state.paused === undefined ? undefined : `Degraded: ${state.paused.message}`;
   }
 
   /** Metrics, totals, status fields and the summary Event of a finished run. */

@@ -63,6 +63,16 @@ export interface OperatorDeps {
   readonly wrapEvictor?: (evictor: Evictor) => Evictor;
   readonly onThrottle?: ThrottleListener;
   readonly userAgent?: string;
+  /** `run --once`: no cron ticks and no triggers; runAllOnce() drives the cycles. */
+  readonly once?: boolean;
+}
+
+/** How one policy's cycle of `run --once` ended. */
+export interface OnceResult {
+  readonly policy: string;
+  /** Why it failed (an invalid spec, a failed or interrupted cycle, a Degraded pause); undefined when it succeeded. */
+  readonly failure: string | undefined;
+  readonly skipped?: 'suspended';
 }
 
 export interface Operator {
@@ -81,6 +91,8 @@ export interface Operator {
   tick(policy: string): Promise<void>;
   /** The schedule a policy currently runs on. */
   scheduleOf(policy: string): string | undefined;
+  /** One cycle of every policy in turn, by name (`run --once`; build the operator with `once: true`). */
+  runAllOnce(): Promise<OnceResult[]>;
   /**
    * Stops: no new cycle or eviction starts, the eviction in flight completes, running cycles end and write their
    * status, Events in flight are flushed, the Lease is released (unless `releaseLease: false`, which simulates a
@@ -184,14 +196,16 @@ export function createOperator(deps: OperatorDeps): Operator {
   });
 
   const scheduler = new PolicyScheduler({
-    cron: deps.cron ?? nodeCronFactory(logger),
+    cron: deps.once === true ? () => ({ stop: () => undefined }) : (deps.cron ?? nodeCronFactory(logger)),
     logger,
     metrics,
     isLeader,
-    runCycle: (name, trigger, changes) => controller.runCycle(name, trigger, changes),
+    runCycle: async (name, trigger, changes) => {
+      await controller.runCycle(name, trigger, changes);
+    },
     specChanged: (entry, previous) => {
       controller.specChanged(entry, previous);
-      if (policyInformer.synced()) triggers.onPolicy(entry, previous);
+      if (policyInformer.synced() && deps.once !== true) triggers.onPolicy(entry, previous);
     },
     removed: (name) => {
       triggers.forget(name);
@@ -219,7 +233,9 @@ export function createOperator(deps: OperatorDeps): Operator {
       cache.nodeHandlers,
       (name) => cache.node(name),
       () => nodeInformer.synced(),
-      (previous, next) => triggers.onNode(previous, next),
+      (previous, next) => {
+        if (deps.once !== true) triggers.onNode(previous, next);
+      },
     ),
     informerDeps,
   );
@@ -311,6 +327,21 @@ export function createOperator(deps: OperatorDeps): Operator {
     isLeader,
     tick: (name) => scheduler.tick(name),
     scheduleOf: (name) => scheduler.scheduleOf(name),
+    async runAllOnce() {
+      const results: OnceResult[] = [];
+      const entries = cache.policyList().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const entry of entries) {
+        if (entry.policy === undefined) {
+          const problems = entry.problems.map((p) => (p.field === '' ? p.problem : `${p.field}: ${p.problem}`));
+          results.push({ policy: entry.name, failure: `invalid spec: ${problems.join('; ')}` });
+        } else if (entry.policy.spec.suspend) {
+          results.push({ policy: entry.name, failure: undefined, skipped: 'suspended' });
+        } else {
+          results.push({ policy: entry.name, failure: await controller.runCycle(entry.name, 'schedule') });
+        }
+      }
+      return results;
+    },
     shutdown(opts = {}) {
       stopped ??= (async () => {
         const release = opts.releaseLease ?? true;

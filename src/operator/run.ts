@@ -13,6 +13,7 @@ import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
 import { KubeConfigError, loadKubeConfig } from './kubeClient.js';
+import { runOnce } from './once.js';
 import { createOperator } from './operator.js';
 
 export interface RunOperatorOptions {
@@ -23,6 +24,8 @@ export interface RunOperatorOptions {
   readonly kubeApiQps: number;
   readonly kubeApiBurst: number;
   readonly logLevel?: string;
+  /** One cycle of every policy, then exit (once.ts). */
+  readonly once?: boolean;
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -87,7 +90,24 @@ export async function runOperator(opts: RunOperatorOptions): Promise<number> {
     leaderElect: opts.leaderElect,
     kubeApiQps: opts.kubeApiQps,
     kubeApiBurst: opts.kubeApiBurst,
+    ...(opts.once === true ? { once: true } : {}),
   });
+  if (opts.once === true) {
+    // A Job needs no listener; a signal stops the run like the operator's (no new eviction, status written).
+    const stop = new AbortController();
+    const onSignal = (): void => {
+      stop.abort();
+      void operator.shutdown({ releaseLease: true });
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    try {
+      return await runOnce({ operator, logger, stderr: (l) => void process.stderr.write(l), signal: stop.signal });
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+  }
   const server = createServer(operator.httpHandler);
   try {
     await listen(server, address.host, address.port);
