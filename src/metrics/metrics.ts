@@ -10,7 +10,14 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
-import { CYCLE_DURATION_BUCKETS, CYCLE_RESULTS, CYCLE_TRIGGERS, EVICTION_RESULTS, METRICS, STRATEGIES } from './names.js';
+import {
+  CYCLE_DURATION_BUCKETS,
+  CYCLE_RESULTS,
+  CYCLE_TRIGGERS,
+  EVICTION_RESULTS,
+  METRICS,
+  STRATEGIES,
+} from './names.js';
 import type { CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
 
 export const DEFAULT_MAX_SKEW_SERIES = 10_000;
@@ -187,7 +194,8 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
       violations.remove({ policy, strategy });
       for (const result of EVICTION_RESULTS) evictions.remove({ policy, strategy, result });
     }
-    for (const result of CYCLE_RESULTS) for (const trigger of CYCLE_TRIGGERS) cycles.remove({ policy, result, trigger });
+    for (const result of CYCLE_RESULTS)
+      for (const trigger of CYCLE_TRIGGERS) cycles.remove({ policy, result, trigger });
     cycleDuration.remove({ policy });
     lastSuccessfulCycle.remove({ policy });
     planEvictions.remove({ policy });

@@ -19,7 +19,7 @@ const DAY = 86_400_000;
 /** How far ahead a next start is looked for; a schedule with no start within it (`0 0 30 2 *`) never opens. */
 const HORIZON_DAYS = 366 * 5;
 /** Most windows chained into one open period (`* * * * * *` with a 1h duration never closes). */
-const MAX_CHAIN = 10_000;
+const MAX_CHAIN = 1_000;
 
 // ---- time zones -----------------------------------------------------------------------------------------------------
 

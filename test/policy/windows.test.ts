@@ -199,6 +199,17 @@ describe('windowState', () => {
   });
 });
 
+describe('windows that never close', () => {
+  it('hourly one-hour windows are one open period; its end is reported a bounded 1,000 starts ahead', () => {
+    const state = windowState(windows('UTC', ['0 * * * *', '1h']), t('2026-11-24T12:30:00Z'));
+    expect(state).toEqual({
+      open: true,
+      since: t('2026-11-24T12:00:00Z'),
+      until: t('2026-11-24T12:00:00Z') + 1_001 * 3_600_000,
+    });
+  });
+});
+
 describe('window inputs', () => {
   it.each([
     ['UTC', undefined],
