@@ -87,7 +87,8 @@ export async function runOperator(opts: RunOperatorOptions): Promise<number> {
     registry,
     identity: leaderIdentity(process.env),
     namespace: opts.namespace,
-    leaderElect: opts.leaderElect,
+    // A Job runs alone (concurrencyPolicy Forbid) and must not wait behind a Lease: --once takes none.
+    leaderElect: opts.leaderElect && opts.once !== true,
     kubeApiQps: opts.kubeApiQps,
     kubeApiBurst: opts.kubeApiBurst,
     ...(opts.once === true ? { once: true } : {}),
