@@ -235,20 +235,22 @@ export function windowState(ws: Windows, now: number): WindowState {
   let since: number | undefined;
   let until = -Infinity;
   let next: number | undefined;
-  for (const w of ws.windows) {
+  // Where each window's chain below resumes: after its first start in the period, or after now.
+  const cursors = ws.windows.map(() => now);
+  ws.windows.forEach((w, k) => {
     // A window containing `now` started in (now − duration, now].
     const start = nextStart(w, ws.timeZone, now - w.durationMs + 1);
-    if (start === undefined) continue;
+    if (start === undefined) return;
     if (start <= now) {
+      cursors[k] = start;
       since = since === undefined ? start : Math.min(since, start);
       until = Math.max(until, start + w.durationMs);
     } else if (next === undefined || start < next) {
       next = start;
     }
-  }
+  });
   if (since === undefined) return { open: false, nextStart: next };
-  // Chain the windows that open before the period ends (touching counts), so `until` is the real end.
-  const cursors = ws.windows.map(() => now);
+  // Chain the later starts that come before the period ends (touching counts), so `until` is the real end.
   let steps = 0;
   for (let grew = true; grew && steps < MAX_CHAIN;) {
     grew = false;

@@ -115,6 +115,13 @@ const ROWS: Row[] = [
     'open 2026-11-24T01:00:00Z 2026-11-24T04:00:00Z',
   ],
   [
+    'every start before now counts for the end, not only the first (found by the property test)',
+    'UTC',
+    [['0 8-12 * * *', '5h']],
+    '2026-11-24T12:30:00Z',
+    'open 2026-11-24T08:00:00Z 2026-11-24T17:00:00Z',
+  ],
+  [
     'overlapping windows of two schedules',
     'UTC',
     [
