@@ -511,6 +511,8 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'mirror',
   'localStorage',
   'pvc',
+  'claims',
+  'volumeTopology',
   'evictAnnotation',
   'protectedBy',
 ];
