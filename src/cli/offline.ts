@@ -6,6 +6,7 @@ import { simulate } from '../planner/simulate.js';
 import { DEFAULT_POLICY, loadPolicyFile, parsePolicy } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
 import { loadSnapshotFile } from '../snapshot/load.js';
+import { snapshotWarnings } from '../snapshot/sanity.js';
 import { positiveInt } from './args.js';
 import { planTable, simulationTable } from './table.js';
 
@@ -23,6 +24,7 @@ interface OfflineOptions {
 /** The snapshot and the policy to apply: --policy, else the snapshot's first RebalancePolicy, else the defaults. */
 export function loadInputs(opts: OfflineOptions, io: Io): { snapshot: ClusterSnapshot; policy: Policy } {
   const loaded = loadSnapshotFile(opts.snapshot, { warn: (line) => io.stderr(`${line}\n`) });
+  for (const line of snapshotWarnings(loaded.snapshot, opts.snapshot)) io.stderr(`${line}\n`);
   let policy: Policy;
   if (opts.policy !== undefined) policy = loadPolicyFile(opts.policy);
   else {
@@ -41,7 +43,7 @@ export function registerOfflineCommands(program: Command, io: Io): void {
     .description('one planning cycle on a saved cluster; nothing is evicted')
     .requiredOption(
       '--snapshot <file>',
-      'cluster saved with kubectl get nodes,pods,pdb,priorityclasses,namespaces,rebalancepolicies -A -o yaml',
+      'cluster saved with kubectl get nodes,pods,pdb,priorityclasses,namespaces,rebalancepolicies,pv,pvc,storageclasses -A -o yaml',
     )
     .option('--policy <file>', 'RebalancePolicy to apply (default: the first in the snapshot, else the CRD defaults)')
     .addOption(outputOption())

@@ -142,9 +142,14 @@ export function simulationTable(result: SimulationResult): string {
   });
   const total = result.cycles.reduce((n, p) => n + p.summary.evictions, 0);
   const over = result.final.topology.filter((t) => t.whenUnsatisfiable === 'DoNotSchedule' && t.skew > t.maxSkew);
+  const outcome = result.converged
+    ? 'converged'
+    : result.stalled
+      ? 'not converged (nothing more can be planned: see the skipped pods)'
+      : 'not converged (raise --cycles)';
   out.push('');
   out.push(
-    `${total} evictions in ${result.cycles.length} cycles; ${result.converged ? 'converged' : 'not converged (raise --cycles)'}; ` +
+    `${total} evictions in ${result.cycles.length} cycles; ${outcome}; ` +
       `${over.length} hard constraints above maxSkew, ${result.final.violations.filter((v) => !v.soft).length} hard violations remaining`,
   );
   return out.join('\n') + '\n';
