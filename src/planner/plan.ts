@@ -339,12 +339,12 @@ class Planner {
         );
       }
       if (refused === undefined) return;
-      this.rollback(
-        mark,
+      const why =
         `evicting it alone would not clear the anti-affinity of ${owner.namespace}/${owner.name}: ` +
-          `${refused.pod.namespace}/${refused.pod.name} must move too and cannot (${refused.reason})`,
-      );
+        `${refused.pod.namespace}/${refused.pod.name} must move too and cannot (${refused.reason})`;
+      this.rollback(mark, why);
       this.skip(refused.pod, 'PodAntiAffinity', refused.reason);
+      for (const pod of set) if (pod !== refused.pod) this.skip(pod, 'PodAntiAffinity', why);
     }
   }
 
