@@ -138,10 +138,10 @@ class Planner {
     const limit = this.limits.exceeded(pod);
     if (limit !== undefined) return refuse(limit);
     const evicted: Placed = { pod, node: from };
-    // A pod held by a zonal volume can only come back where the volume is: say so whenever it cannot move.
+    // A pod held by a zonal volume can only come back where the volume is: when that is what keeps it, say so first.
     const placementRefusal = (reason: string): Attempt => {
-      const volume = pod.volumeTopology[0];
-      return refuse(volume === undefined ? reason : `${reason}; ${volumeText(pod, volume)}`, true);
+      const volume = this.limitingVolume(pod);
+      return refuse(volume === undefined ? reason : `${volume}; ${reason}`, true);
     };
     let target: NodeInfo | undefined;
     if (this.spec.eviction.nodeFit) {
@@ -152,9 +152,11 @@ class Planner {
       target = rules.fallbackTarget(pod, from);
       // The descheduler's nodeFit off: a broken rule is cleared even when the replacement must wait for capacity
       // to be added (an autoscaler provisions for Pending pods); a volume that no new node can reach is no such case.
-      if (!target && (!rules.withoutTarget || pod.volumeTopology.length > 0)) {
-        return placementRefusal('no node where the replacement would help');
+      const volume = pod.volumeTopology[0];
+      if (!target && rules.withoutTarget && volume !== undefined) {
+        return refuse(`${volumeText(pod, volume)}; no node there where the replacement would help`, true);
       }
+      if (!target && !rules.withoutTarget) return placementRefusal('no node where the replacement would help');
     }
     const unhelpful = target === undefined ? undefined : rules.helps(pod, target, from);
     if (unhelpful !== undefined) return placementRefusal(unhelpful);
@@ -166,6 +168,17 @@ class Planner {
     const worsened = this.worsenedHardGroup(pod, from, target);
     if (worsened !== undefined) return placementRefusal(worsened);
     return { ok: true, target };
+  }
+
+  /** The pod's first volume that rules out a node the pod's spec would admit, as text; undefined if none does. */
+  private limitingVolume(pod: PodInfo): string | undefined {
+    for (const v of pod.volumeTopology) {
+      const limits = this.state.nodeList.some(
+        (node) => nodeAdmitsPod(pod, node) && !v.terms.some((t) => matchesNodeSelectorTerm(t, node)),
+      );
+      if (limits) return volumeText(pod, v);
+    }
+    return undefined;
   }
 
   /** A hard spread group the move would push above max(its skew now, its maxSkew). */
