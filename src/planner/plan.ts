@@ -275,6 +275,7 @@ class Planner {
       .filter((v) => this.actsOn(v))
       .sort((a, b) => Number(a.soft) - Number(b.soft) || order.indexOf(a.strategy) - order.indexOf(b.strategy));
     const degree = conflictDegrees(violations);
+    const byOwner = antiAffinityByOwner(violations);
     const antiOwners = new Set<string>();
     for (const v of violations) {
       if (!this.stillHolds(v)) continue;
@@ -286,7 +287,7 @@ class Planner {
         // One broken anti-affinity rule, whatever the number of pods it matches, is cleared as a whole.
         if (antiOwners.has(v.ruleOwner.uid)) continue;
         antiOwners.add(v.ruleOwner.uid);
-        this.clearAntiAffinity(v.ruleOwner, violations, degree);
+        this.clearAntiAffinity(v.ruleOwner, byOwner.get(v.ruleOwner) ?? [], degree);
         continue;
       }
       const result = this.attemptClearing(v, v.pod, v.pod);
@@ -320,9 +321,8 @@ class Planner {
    * pods does. The cheaper set that can move entirely is planned; a partial set would leave the rule broken, so a
    * set with a pod that cannot move is dropped whole.
    */
-  private clearAntiAffinity(owner: PodInfo, violations: readonly ViolationRecord[], degree: Map<string, number>): void {
+  private clearAntiAffinity(owner: PodInfo, conflicts: readonly ViolationRecord[], degree: Map<string, number>): void {
     if (!this.state.isLive(owner)) return;
-    const conflicts = violations.filter((v) => v.strategy === 'PodAntiAffinity' && v.ruleOwner === owner);
     const peers: PodInfo[] = [];
     for (const v of conflicts) {
       const other = v.pod === owner ? v.peer : v.pod;
@@ -348,7 +348,7 @@ class Planner {
           pod,
           result.target,
           'PodAntiAffinity',
-          this.withCapacityNote(this.reasonFor(owner, pod), result.target),
+          this.withCapacityNote(reasonFor(owner, pod, conflicts), result.target),
         );
       }
       if (refused === undefined) return;
@@ -359,14 +359,6 @@ class Planner {
       this.skip(refused.pod, 'PodAntiAffinity', refused.reason);
       for (const pod of set) if (pod !== refused.pod) this.skip(pod, 'PodAntiAffinity', why);
     }
-  }
-
-  /** The violation as seen from the pod being evicted (for a pod matched by another's rule, its own side). */
-  private reasonFor(owner: PodInfo, pod: PodInfo): string {
-    const own = this.analysis.violations.find(
-      (o) => o.strategy === 'PodAntiAffinity' && o.pod === pod && o.ruleOwner === owner,
-    );
-    return own?.reason ?? `conflicts with ${owner.namespace}/${owner.name}'s required anti-affinity`;
   }
 
   /** nodeFit off: the least-loaded node (by pod count) where the violated rule holds, resources ignored. */
@@ -537,6 +529,24 @@ class Planner {
     }
     return best;
   }
+}
+
+/** Anti-affinity violations by the pod whose rule they break (both sides of each pair). */
+function antiAffinityByOwner(violations: readonly ViolationRecord[]): Map<PodInfo, ViolationRecord[]> {
+  const out = new Map<PodInfo, ViolationRecord[]>();
+  for (const v of violations) {
+    if (v.strategy !== 'PodAntiAffinity' || v.ruleOwner === undefined) continue;
+    const list = out.get(v.ruleOwner);
+    if (list) list.push(v);
+    else out.set(v.ruleOwner, [v]);
+  }
+  return out;
+}
+
+/** The conflict as seen from the pod being evicted (for a pod matched by another's rule, its own side). */
+function reasonFor(owner: PodInfo, pod: PodInfo, conflicts: readonly ViolationRecord[]): string {
+  const own = conflicts.find((o) => o.pod === pod);
+  return own?.reason ?? `conflicts with ${owner.namespace}/${owner.name}'s required anti-affinity`;
 }
 
 /** How many anti-affinity conflicts each pod is part of. */
