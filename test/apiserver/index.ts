@@ -4,6 +4,19 @@
 // controllers around it (disruption controller, ReplicaSet/Deployment, scheduler, kubelet) so end-to-end tests and
 // benchmarks (10,000 pods, 1,000 PDBs) run without a cluster.
 //
+// THIS SERVER OR THE REAL CONTROL PLANE (test/controlplane, suites in test/integration)
+// Where API-server or scheduler behaviour is what a test is about, the real v1.26 control plane tests it: CRD schema,
+// CEL and defaults (integration/install), RBAC of the shipped roles (integration/rbac), the real scheduler placing
+// replacements and the disruption controller's PDB status (integration/balance), a leader killed with SIGKILL
+// (integration/leader). This server stays for what a real one cannot do on demand, or not fast enough:
+//   - faults: 500 bursts, dropped or reset watch connections, 410 after compaction, 429 storms with Retry-After, delays
+//     (e2e/informers, e2e/ratelimit, apiserver-tests/faults);
+//   - an injected clock and request statistics per verb (e2e/ratelimit QPS, e2e/throughput with 10,000 pods in seconds);
+//   - operator behaviour that needs controllable timing: the eviction in flight at shutdown (e2e/leader), cron edits,
+//     cooldowns and resume after a Pending replacement (e2e/policy), the runOperator entry point (e2e/run);
+//   - the static half of the RBAC check (e2e/rbac: every client call in src/operator granted, nothing more), which
+//     runs on any machine.
+//
 // USAGE
 //   const server = await startTestApiServer({ podTerminationDelayMs: 0, kubelet: { readyDelayMs: 0 } });
 //   server.store.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels: { zone: 'a' } } });

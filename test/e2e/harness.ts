@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
 import type { RawPod, TestApiServer, TestApiServerOptions, Workload } from '../apiserver/index.js';
@@ -224,16 +225,22 @@ export interface OperatorHandle {
 
 const openServers = new Set<Server>();
 
-export function startOperator(
-  server: TestApiServer,
-  opts: Partial<Omit<OperatorDeps, 'kubeConfig' | 'logger' | 'registry'>> & { logLevel?: string } = {},
-): OperatorHandle {
+export type OperatorOptions = Partial<Omit<OperatorDeps, 'kubeConfig' | 'logger' | 'registry'>> & {
+  logLevel?: string;
+};
+
+export function startOperator(server: TestApiServer, opts: OperatorOptions = {}): OperatorHandle {
+  return startOperatorWith(server.kubeConfig(), opts);
+}
+
+/** An in-process operator (createOperator) with test timings and a manual cron, against any API server. */
+export function startOperatorWith(kubeConfig: KubeConfig, opts: OperatorOptions = {}): OperatorHandle {
   const { logger, lines } = captureLogger(opts.logLevel ?? 'debug');
   const registry = new Registry();
   const cron = new ManualCron();
   const identity = opts.identity ?? 'operator-1';
   const operator = createOperator({
-    kubeConfig: server.kubeConfig(),
+    kubeConfig,
     logger,
     registry,
     identity,

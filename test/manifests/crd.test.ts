@@ -13,6 +13,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import * as ajvFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { INVALID_SAMPLES } from './invalidSamples.js';
 
 /** Parsed YAML or JSON (what `JSON.parse` returns): read freely here, the assertions check its shape. */
 type Parsed = ReturnType<typeof JSON.parse>;
@@ -692,25 +693,6 @@ describe('RebalancePolicy samples', () => {
       expect.arrayContaining(['default-dryrun.yaml', 'taints-and-affinity.yaml', 'zone-balance-evict.yaml']),
     );
   });
-
-  /** Each invalid sample, and what rejects it: a schema error at a path, or a rule's message. */
-  const INVALID_SAMPLES: Record<string, { readonly openApi: string } | { readonly cel: string }> = {
-    'bad-cron.yaml': { openApi: '/spec/schedule' },
-    'bad-duration.yaml': { openApi: '/spec/eviction/minPodAge' },
-    'negative-maxskew.yaml': { openApi: '/spec/strategies/topologySpread/defaultConstraints/0/maxSkew' },
-    'both-value-and-classname.yaml': {
-      cel: '.spec.eviction.priorityThreshold: priorityThreshold must set exactly one of value and className',
-    },
-    'minDomains-with-scheduleanyway.yaml': {
-      cel: '.spec.strategies.topologySpread.defaultConstraints[0]: minDomains may only be set when whenUnsatisfiable is DoNotSchedule',
-    },
-    'include-and-exclude-overlap.yaml': {
-      cel: '.spec.namespaces: namespaces.include and namespaces.exclude must not share a namespace',
-    },
-    'exists-with-values.yaml': {
-      cel: '.spec.podSelector.matchExpressions[0]: values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist',
-    },
-  };
 
   it('lists every file of samples/invalid/ in the table below', () => {
     expect(yamlFiles(INVALID)).toEqual(Object.keys(INVALID_SAMPLES).sort());

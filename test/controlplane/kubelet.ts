@@ -1,0 +1,279 @@
+// A stand-in kubelet for the real control plane (test code; there is no real kubelet here). It
+//  - creates Node objects with zone/hostname labels, capacity and allocatable, condition Ready=True;
+//  - renews every node's Lease in kube-node-lease, so the node lifecycle controller never taints them unreachable;
+//  - reports each pod bound to one of its nodes Running and Ready after a delay that can be set per pod, including
+//    "never Ready" (Running, Ready=False) and "stays Pending" (never reported);
+//  - deletes terminating pods (deletionTimestamp set, e.g. by an eviction) with grace 0 after a configurable grace.
+// It watches pods with a plain list + watch loop that relists after any error, so it rides through API server and
+// etcd restarts like a kubelet does.
+import * as k8s from '@kubernetes/client-node';
+
+export type PodReadiness =
+  /** Running and Ready after this many milliseconds. */
+  | { readonly readyAfterMs: number }
+  /** Running, never Ready. */
+  | 'never-ready'
+  /** Never reported: the pod stays Pending on its node. */
+  | 'pending';
+
+export interface KubeletOptions {
+  /** Bind → Running+Ready delay for pods the `readiness` function leaves undefined (default 0). */
+  readonly readyDelayMs?: number;
+  /** Per-pod readiness; undefined falls back to `readyDelayMs`. Read when the pod is first seen bound. */
+  readiness?: (pod: k8s.V1Pod) => PodReadiness | undefined;
+  /** Terminating pod → deleted with grace 0 after this many milliseconds (default 0). */
+  readonly terminationGraceMs?: number;
+  /** Lease renewal interval (default 5 s; the lifecycle controller's grace is 40 s). */
+  readonly leaseRenewMs?: number;
+}
+
+export interface NodeOptions {
+  readonly name: string;
+  readonly zone?: string;
+  readonly cpu?: string;
+  readonly memory?: string;
+  readonly pods?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly taints?: readonly k8s.V1Taint[];
+  readonly unschedulable?: boolean;
+}
+
+export const ZONE = 'topology.kubernetes.io/zone';
+export const HOSTNAME = 'kubernetes.io/hostname';
+
+const MERGE = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+
+/** metav1.MicroTime wants six fractional digits. */
+function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export class StandInKubelet {
+  private readonly core: k8s.CoreV1Api;
+  private readonly coordination: k8s.CoordinationV1Api;
+  private readonly nodes = new Set<string>();
+  /** uid → what has been done or scheduled for the pod. */
+  private readonly seen = new Map<string, 'reported' | 'scheduled' | 'left' | 'deleting'>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private request: AbortController | undefined;
+  private stopped = false;
+  private ipCounter = 1;
+  readonly errors: string[] = [];
+
+  constructor(
+    private readonly kubeConfig: k8s.KubeConfig,
+    readonly options: KubeletOptions = {},
+  ) {
+    this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    this.coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+  }
+
+  async addNode(opts: NodeOptions): Promise<void> {
+    const resources = { cpu: opts.cpu ?? '8', memory: opts.memory ?? '32Gi', pods: opts.pods ?? '110' };
+    const now = new Date();
+    await this.core.createNode({
+      body: {
+        metadata: {
+          name: opts.name,
+          labels: {
+            [HOSTNAME]: opts.name,
+            'kubernetes.io/os': 'linux',
+            ...(opts.zone !== undefined ? { [ZONE]: opts.zone } : {}),
+            ...opts.labels,
+          },
+        },
+        spec: { taints: opts.taints ? [...opts.taints] : undefined, unschedulable: opts.unschedulable },
+        // Node status is accepted on create, as a kubelet registering itself sends it.
+        status: {
+          capacity: resources,
+          allocatable: resources,
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KubeletReady',
+              message: 'stand-in kubelet',
+              lastHeartbeatTime: now,
+              lastTransitionTime: now,
+            },
+          ],
+          addresses: [{ type: 'Hostname', address: opts.name }],
+        },
+      },
+    });
+    this.nodes.add(opts.name);
+    await this.renewLease(opts.name);
+  }
+
+  /**
+   * Waits until the node can take pods: the TaintNodesByCondition admission plugin gives every new Node a
+   * `node.kubernetes.io/not-ready:NoSchedule` taint, which the node lifecycle controller removes once it has seen the
+   * node Ready. The scheduler (and the operator's simulation of it) refuses the node until then.
+   */
+  async waitUntilSchedulable(name: string, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const node = await this.core.readNode({ name });
+      if (!(node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/not-ready')) return;
+      if (Date.now() > deadline) throw new Error(`node ${name} still has the not-ready taint after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** Starts the Lease renewals and the pod watch. */
+  start(): void {
+    const renewEvery = this.options.leaseRenewMs ?? 5_000;
+    this.leaseTimer = setInterval(() => {
+      for (const node of this.nodes) void this.renewLease(node);
+    }, renewEvery);
+    void this.watchLoop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.leaseTimer !== undefined) clearInterval(this.leaseTimer);
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.request?.abort();
+  }
+
+  private later(ms: number, fn: () => Promise<void>): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.stopped) fn().catch((err: unknown) => this.note(err));
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private note(err: unknown): void {
+    if (this.stopped) return;
+    const e = err as { code?: number; message?: string };
+    // 404/409: the pod went away or changed under us; the watch brings the next state.
+    if (e.code === 404 || e.code === 409) return;
+    this.errors.push(e.message ?? String(err));
+  }
+
+  private async renewLease(node: string): Promise<void> {
+    if (this.stopped) return;
+    const body = {
+      metadata: { name: node, namespace: 'kube-node-lease' },
+      spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: microTime(new Date()) },
+    };
+    try {
+      await this.coordination.patchNamespacedLease(
+        { name: node, namespace: 'kube-node-lease', body: { spec: body.spec } },
+        MERGE,
+      );
+    } catch (err) {
+      if ((err as { code?: number }).code !== 404) return; // the API server may be restarting; next tick
+      try {
+        await this.coordination.createNamespacedLease({
+          namespace: 'kube-node-lease',
+          body: body as unknown as k8s.V1Lease,
+        });
+      } catch {
+        // created concurrently, or the server is away: the next tick renews
+      }
+    }
+  }
+
+  private async watchLoop(): Promise<void> {
+    const watch = new k8s.Watch(this.kubeConfig);
+    while (!this.stopped) {
+      try {
+        const list = await this.core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName!=' });
+        for (const pod of list.items) this.onPod('ADDED', pod);
+        await new Promise<void>((resolve) => {
+          void watch
+            .watch(
+              '/api/v1/pods',
+              { fieldSelector: 'spec.nodeName!=', resourceVersion: list.metadata?.resourceVersion },
+              (phase: string, pod: k8s.V1Pod) => this.onPod(phase, pod),
+              () => resolve(),
+            )
+            .then((controller) => {
+              this.request = controller;
+              if (this.stopped) controller.abort();
+            })
+            .catch(() => resolve());
+        });
+      } catch {
+        // listing failed (server restarting): retry below
+      }
+      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+  }
+
+  private onPod(phase: string, pod: k8s.V1Pod): void {
+    const uid = pod.metadata?.uid;
+    const node = pod.spec?.nodeName;
+    if (uid === undefined || node === undefined || !this.nodes.has(node)) return;
+    if (phase === 'DELETED') {
+      this.seen.delete(uid);
+      return;
+    }
+    if (pod.metadata?.deletionTimestamp !== undefined) {
+      if (this.seen.get(uid) === 'deleting') return;
+      this.seen.set(uid, 'deleting');
+      const { name, namespace } = pod.metadata;
+      this.later(this.options.terminationGraceMs ?? 0, async () => {
+        await this.core.deleteNamespacedPod({
+          name: name!,
+          namespace: namespace!,
+          gracePeriodSeconds: 0,
+          body: { preconditions: { uid } },
+        });
+      });
+      return;
+    }
+    if (this.seen.has(uid) || pod.status?.phase !== 'Pending') return;
+    const readiness = this.options.readiness?.(pod) ?? { readyAfterMs: this.options.readyDelayMs ?? 0 };
+    if (readiness === 'pending') {
+      this.seen.set(uid, 'left');
+      return;
+    }
+    this.seen.set(uid, 'scheduled');
+    const delay = readiness === 'never-ready' ? 0 : readiness.readyAfterMs;
+    this.later(delay, () => this.report(pod, readiness !== 'never-ready'));
+  }
+
+  private async report(pod: k8s.V1Pod, ready: boolean): Promise<void> {
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const status = ready ? 'True' : 'False';
+    const ip = `10.244.${Math.floor(this.ipCounter / 250) % 250}.${(this.ipCounter++ % 250) + 1}`;
+    const containers = pod.spec?.containers ?? [];
+    await this.core.patchNamespacedPodStatus(
+      {
+        name: pod.metadata!.name!,
+        namespace: pod.metadata!.namespace!,
+        body: {
+          status: {
+            phase: 'Running',
+            hostIP: '127.0.0.1',
+            podIP: ip,
+            podIPs: [{ ip }],
+            startTime: now,
+            conditions: [
+              { type: 'Initialized', status: 'True', lastTransitionTime: now },
+              { type: 'Ready', status, lastTransitionTime: now },
+              { type: 'ContainersReady', status, lastTransitionTime: now },
+              { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+            ],
+            containerStatuses: containers.map((c) => ({
+              name: c.name,
+              image: c.image ?? '',
+              imageID: '',
+              ready,
+              started: true,
+              restartCount: 0,
+              state: { running: { startedAt: now } },
+            })),
+          },
+        },
+      },
+      MERGE,
+    );
+    this.seen.set(pod.metadata!.uid!, 'reported');
+  }
+}

@@ -1,0 +1,126 @@
+// The harness itself against the real control plane: the scheduler binds, the stand-in kubelet reports Ready, the
+// ReplicaSet controller replaces an evicted pod, the disruption controller keeps PDB status, and stop() leaves no
+// process and no folder behind.
+import { existsSync } from 'node:fs';
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlPlaneAvailable, startControlPlane, StandInKubelet, type ControlPlane } from '../controlplane/index.js';
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function waitFor<T>(check: () => Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe.skipIf(!controlPlaneAvailable())('real control plane harness', () => {
+  let cp: ControlPlane;
+  let kubelet: StandInKubelet;
+
+  beforeAll(async () => {
+    cp = await startControlPlane();
+    kubelet = new StandInKubelet(cp.kubeConfig(), { readyDelayMs: 100 });
+    for (const zone of ['zone-a', 'zone-b', 'zone-c']) await kubelet.addNode({ name: `${zone}-1`, zone });
+    kubelet.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    kubelet?.stop();
+    await cp?.stop();
+  });
+
+  it('schedules, reports Ready, replaces an evicted pod and keeps PDB status', async () => {
+    const kc = cp.kubeConfig();
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const policy = kc.makeApiClient(k8s.PolicyV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'smoke' } } });
+    const labels = { app: 'web' };
+    await apps.createNamespacedDeployment({
+      namespace: 'smoke',
+      body: {
+        metadata: { name: 'web' },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '100m' } } }],
+              topologySpreadConstraints: [
+                {
+                  maxSkew: 1,
+                  topologyKey: 'topology.kubernetes.io/zone',
+                  whenUnsatisfiable: 'DoNotSchedule',
+                  labelSelector: { matchLabels: labels },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await policy.createNamespacedPodDisruptionBudget({
+      namespace: 'smoke',
+      body: { metadata: { name: 'web' }, spec: { maxUnavailable: 1, selector: { matchLabels: labels } } },
+    });
+    const ready = async (): Promise<k8s.V1Pod[] | undefined> => {
+      const pods = (await core.listNamespacedPod({ namespace: 'smoke' })).items.filter(
+        (p) =>
+          p.metadata?.deletionTimestamp === undefined &&
+          p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      return pods.length === 3 ? pods : undefined;
+    };
+    const pods = await waitFor(ready, 60_000, 'three Ready pods');
+    // The real scheduler honoured the zone spread: one pod per zone.
+    expect(new Set(pods.map((p) => p.spec?.nodeName)).size).toBe(3);
+    await waitFor(
+      async () =>
+        (await policy.readNamespacedPodDisruptionBudget({ name: 'web', namespace: 'smoke' })).status
+          ?.disruptionsAllowed === 1,
+      30_000,
+      'the disruption controller to allow 1 disruption',
+    );
+    const victim = pods[0]!;
+    await core.createNamespacedPodEviction({
+      name: victim.metadata!.name!,
+      namespace: 'smoke',
+      body: { metadata: { name: victim.metadata!.name!, namespace: 'smoke' } },
+    });
+    const after = await waitFor(
+      async () => {
+        const now = await ready();
+        return now?.every((p) => p.metadata?.uid !== victim.metadata?.uid) ? now : undefined;
+      },
+      60_000,
+      'a Ready replacement',
+    );
+    expect(new Set(after.map((p) => p.spec?.nodeName)).size).toBe(3);
+    // The eviction is in the audit log as the admin's, answered 201.
+    const evictions = cp.audit().filter((e) => e.objectRef?.subresource === 'eviction');
+    expect(evictions.map((e) => [e.user.username, e.responseStatus?.code])).toEqual([['test-admin', 201]]);
+    expect(kubelet.errors).toEqual([]);
+  });
+
+  it('stop() ends every process by pid and removes the folder', async () => {
+    const other = await startControlPlane({ controllerManager: false, scheduler: false });
+    const pids = other.pids();
+    expect(pids).toHaveLength(2);
+    await other.stop();
+    expect(pids.filter(alive)).toEqual([]);
+    expect(existsSync(other.dir)).toBe(false);
+  });
+});

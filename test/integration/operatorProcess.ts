@@ -1,0 +1,77 @@
+// The operator as its own process: `node dist/src/cli/main.js run` (the build the global setup makes), as the
+// container runs it, so a test can SIGKILL a leader or measure the operator's RSS and CPU. Stopped by pid like
+// every process a test starts (test/controlplane/processes.ts).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../controlplane/controlPlane.js';
+import { ManagedProcess } from '../controlplane/processes.js';
+
+const ENTRY = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+
+export interface OperatorProcessOptions {
+  /** Folder for its log (the control plane's folder, removed with it). */
+  readonly dir: string;
+  readonly kubeconfig: string;
+  /** POD_NAME: the Lease holder identity and the User-Agent suffix. */
+  readonly identity: string;
+  readonly leaderElect?: boolean;
+  readonly extraArgs?: readonly string[];
+}
+
+export interface OperatorProcess {
+  readonly identity: string;
+  readonly proc: ManagedProcess;
+  readonly metricsPort: number;
+  scrape(): Promise<string>;
+  /** Log lines (pino JSON) so far. */
+  logs(): Array<Record<string, unknown>>;
+  /** Resident set size and CPU seconds (user + system) from /proc, while it runs. */
+  usage(): { rssBytes: number; cpuSeconds: number } | undefined;
+}
+
+export async function startOperatorProcess(opts: OperatorProcessOptions): Promise<OperatorProcess> {
+  const metricsPort = await freePort();
+  const proc = new ManagedProcess({
+    name: `operator-${opts.identity}`,
+    command: process.execPath,
+    args: [
+      ENTRY,
+      'run',
+      `--kubeconfig=${opts.kubeconfig}`,
+      `--metrics-addr=127.0.0.1:${metricsPort}`,
+      '--namespace=kube-rebalancer',
+      ...(opts.leaderElect === false ? [] : ['--leader-elect']),
+      ...(opts.extraArgs ?? []),
+    ],
+    dir: opts.dir,
+    env: { ...process.env, POD_NAME: opts.identity, KUBERNETES_SERVICE_HOST: '' },
+  });
+  return {
+    identity: opts.identity,
+    proc,
+    metricsPort,
+    async scrape() {
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      return res.text();
+    },
+    logs() {
+      return readFileSync(proc.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+    usage() {
+      try {
+        const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
+        const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        const stat = readFileSync(`/proc/${proc.pid}/stat`, 'utf8');
+        // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ticks = Number(fields[11]) + Number(fields[12]);
+        return { rssBytes: rssKb * 1024, cpuSeconds: ticks / 100 };
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// Each sample in manifests/samples/invalid/ and what rejects it: a schema error at a path, or a CEL rule's message.
+// Checked twice: by test/manifests/crd.test.ts (ajv plus the rules' intent) and by test/integration/install.test.ts
+// (the real API server, whose message must name the same field).
+export const INVALID_SAMPLES: Readonly<Record<string, { readonly openApi: string } | { readonly cel: string }>> = {
+  'bad-cron.yaml': { openApi: '/spec/schedule' },
+  'bad-duration.yaml': { openApi: '/spec/eviction/minPodAge' },
+  'negative-maxskew.yaml': { openApi: '/spec/strategies/topologySpread/defaultConstraints/0/maxSkew' },
+  'both-value-and-classname.yaml': {
+    cel: '.spec.eviction.priorityThreshold: priorityThreshold must set exactly one of value and className',
+  },
+  'minDomains-with-scheduleanyway.yaml': {
+    cel: '.spec.strategies.topologySpread.defaultConstraints[0]: minDomains may only be set when whenUnsatisfiable is DoNotSchedule',
+  },
+  'include-and-exclude-overlap.yaml': {
+    cel: '.spec.namespaces: namespaces.include and namespaces.exclude must not share a namespace',
+  },
+  'exists-with-values.yaml': {
+    cel: '.spec.podSelector.matchExpressions[0]: values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist',
+  },
+};
+
+/** The field as the API server names it in an Invalid error: `spec.strategies.topologySpread.defaultConstraints[0]`. */
+export function apiServerField(expected: { readonly openApi: string } | { readonly cel: string }): string {
+  if ('cel' in expected) return expected.cel.slice(1, expected.cel.indexOf(': '));
+  return expected.openApi
+    .slice(1)
+    .split('/')
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('');
+}
