@@ -1,12 +1,14 @@
 // The planner: the fewest evictions that restore balance, each one justified by a simulated reschedule.
 //
-// Order of work: rule violations first (each needs one move of the offending pod, or of its anti-affinity peer),
-// then skewed spread groups, most excess first. For a group, every step moves one pod from a fullest domain to
-// where the scheduler simulation puts its replacement, re-measuring after each move; a step is kept only if it
-// strictly lowers the group's (skew, domains at max, domains at min), creates no new hard violation and leaves
-// no hard spread group above max(its skew before, its maxSkew). PodDisruptionBudgets, pod protections, priority
-// and the policy's limits are checked before a move is simulated; a refused candidate is reported in `skipped`
-// and the next candidate is tried, so a spent budget is routed around rather than hit.
+// Order of work: rule violations first (one move of the offending pod; for anti-affinity, the rule's owner or every
+// pod its rule matches, as a set), then skewed spread groups, most excess first. For a group, every step moves one
+// pod from a fullest domain to where the scheduler simulation puts its replacement, re-measuring after each move; a
+// step is kept only if it strictly lowers the group's (skew, domains at max, domains at min), creates no new hard
+// violation and leaves no hard spread group above max(its skew before, its maxSkew); and a run of steps is kept only
+// if it ends with the skew lower, since an eviction that lowers no skew is not worth its disruption. Moves are
+// undoable, so a set that cannot be completed is dropped whole. PodDisruptionBudgets, pod protections, priority and
+// the policy's limits are checked before a move is simulated; a refused candidate is reported in `skipped` and the
+// next candidate is tried, so a spent budget is routed around rather than hit.
 import { analyze, type Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 import { tolerationsText } from '../analysis/eligibility.js';
