@@ -402,28 +402,38 @@ class Planner {
       this.deferred(g);
       return;
     }
-    // Moves since the skew last went down: a step may only lower the number of domains at the maximum or minimum,
-    // which is worth an eviction only if the steps after it lower the skew. If they never do, the run is dropped.
+    // An eviction is worth its disruption if it lowers the skew, or if it belongs to a set of this plan's moves that
+    // brings the skew to maxSkew. A step may only lower the number of domains at the maximum or minimum: such a run
+    // is kept while the group reaches maxSkew; otherwise the first run that needed several moves is dropped (with
+    // every move after it) and the group is planned again with steps that each lower the skew.
+    const alone = `evicting it would not lower the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) by itself`;
+    let strict = false;
     let mark = this.moves.length;
     let lowest = skewTuple(g.counts, c.minDomains)[0];
+    let firstSet: number | undefined;
     for (;;) {
       const skew = skewTuple(g.counts, c.minDomains)[0];
-      if (skew < lowest) [mark, lowest] = [this.moves.length, skew];
+      if (skew < lowest) {
+        if (this.moves.length - mark > 1) firstSet ??= mark;
+        [mark, lowest] = [this.moves.length, skew];
+      }
       if (skew <= c.maxSkew) return;
-      const step = this.bestStep(g);
+      const step = this.bestStep(g, strict);
       if (step.kind === 'move') {
         this.commit(step.pod, step.target, 'TopologySpread', step.reason);
         continue;
       }
+      const why = step.lastReason === undefined ? '' : ` (${step.lastReason})`;
       if (this.moves.length > mark) {
-        this.rollback(
-          mark,
-          `evicting it would not lower the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) ` +
-            `by itself, and the evictions that would lower it with it cannot all be made` +
-            (step.lastReason === undefined ? '' : ` (${step.lastReason})`),
-        );
+        this.rollback(mark, `${alone}, and the evictions that would lower it with it cannot all be made${why}`);
       }
-      if (step.unrepairable !== undefined) this.unrepairable.set(g.group.id, step.unrepairable);
+      if (firstSet !== undefined) {
+        this.rollback(firstSet, `${alone}, and the set it belongs to does not bring the skew to maxSkew${why}`);
+        [strict, firstSet, mark, lowest] = [true, undefined, this.moves.length, skewTuple(g.counts, c.minDomains)[0]];
+        continue;
+      }
+      // After dropping a set, the skew was still lowered by it: the rest is not known to be unrepairable.
+      if (step.unrepairable !== undefined && !strict) this.unrepairable.set(g.group.id, step.unrepairable);
       return;
     }
   }
@@ -435,8 +445,10 @@ class Planner {
     if (first && limit) this.skip(first, 'TopologySpread', `${limit}; the group's skew is left for the next cycle`);
   }
 
+  /** The best next move of the group; `strict`: only a move that lowers the skew itself. */
   private bestStep(
     g: GroupState,
+    strict: boolean,
   ):
     | { kind: 'move'; pod: PodInfo; target: NodeInfo | undefined; reason: string }
     | { kind: 'none'; unrepairable: string | undefined; lastReason: string | undefined } {
@@ -452,7 +464,8 @@ class Planner {
       strategy: 'TopologySpread',
       helps: (pod, target, from) => {
         const after = this.state.tupleAfter(g, pod, from, target);
-        return tupleLess(after, before) ? undefined : 'the replacement would not reduce the skew';
+        const better = strict ? after[0] < before[0] : tupleLess(after, before);
+        return better ? undefined : 'the replacement would not reduce the skew';
       },
       fallbackTarget: (pod) => this.emptiestNode(g, pod),
     };

@@ -240,6 +240,17 @@ describe('an eviction is planned only if it lowers a skew, alone or with other m
     else expect(group.skewAfter).toBe(group.skew);
   });
 
+  it('hostname [5, 5, 1, 1], four of each full node protected: two moves would lower the skew to 2, not to 1 → nothing', () => {
+    const protect = [0, 1, 2, 3].flatMap((k) => [`web-0-${k}`, `web-1-${k}`]);
+    const r = plan(web([5, 5, 1, 1], { key: HOSTNAME, protect }));
+    expect(r.plan.evictions).toEqual([]);
+    expect(webGroup(r).skewAfter).toBe(4);
+    expect(skipReason(r, 'web-0-4')).toMatch(/does not bring the skew to maxSkew/);
+    // Without the protections the same two moves are the start of a set that reaches maxSkew: all are planned.
+    const free = plan(web([5, 5, 1, 1], { key: HOSTNAME }));
+    expect(webGroup(free).skewAfter).toBeLessThanOrEqual(1);
+  });
+
   it('a dropped move is reported with why it would not help alone', () => {
     const r = plan(web([3, 3, 1, 1]), { eviction: { ...LARGE, maxPerWorkload: 1 } });
     const reasons = r.plan.skipped.map((s) => s.reason).join('\n');
