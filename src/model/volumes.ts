@@ -37,9 +37,8 @@ export function withVolumeTopology(pods: PodInfo[], volumes: VolumeObjects): Pod
       const t = claimTopology(claim, pvs, classes);
       if (t !== undefined) topology.push(t);
     }
-    const volumeTopology = topology.length === 0 ? NONE : topology;
-    if (volumeTopology === pod.volumeTopology) return pod;
-    return { ...pod, volumeTopology };
+    if (topology.length === 0 && pod.volumeTopology.length === 0) return pod;
+    return { ...pod, volumeTopology: topology.length === 0 ? NONE : topology };
   });
 }
 
