@@ -8,6 +8,7 @@ import { planCycle } from '../src/planner/plan.js';
 import { DEFAULT_POLICY } from '../src/policy/parse.js';
 import type { Policy } from '../src/policy/types.js';
 import { snapshotFromObjects } from '../src/snapshot/load.js';
+import { ENABLE_HINT, findAssets } from '../test/controlplane/assets.js';
 import { generateCluster, type ClusterShape } from './clusters.js';
 
 interface Case {
@@ -170,12 +171,26 @@ function endToEnd(): Record<string, unknown> {
   return JSON.parse(out) as Record<string, unknown>;
 }
 
+/**
+ * The 10k case on the real control plane (bench/controlPlane.ts), in a fresh process, where KUBEBUILDER_ASSETS
+ * leads to the binaries; skipped otherwise, or with BENCH_SKIP_REAL=1 (it takes several minutes).
+ */
+function realControlPlane(): Record<string, unknown> | { skipped: string } {
+  if (process.env['BENCH_SKIP_REAL'] === '1') return { skipped: 'BENCH_SKIP_REAL=1' };
+  const assets = findAssets();
+  if (!assets.ok) return { skipped: `${assets.why}; ${ENABLE_HINT}` };
+  const script = fileURLToPath(new URL('./controlPlane.js', import.meta.url));
+  const out = execFileSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
 function main(): void {
   const only = process.argv[2];
   const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
   const results = CASES.filter((c) => only === undefined || c.name.includes(only)).map((c) => runCase(c, repeats));
   const memory = only === undefined ? [cacheMemory(10_000, 300, 220), cacheMemory(150_000, 5_000, 1024)] : [];
   const balance = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? endToEnd() : undefined;
+  const real = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? realControlPlane() : undefined;
   const out = {
     machine: {
       cpus: os.cpus().length,
@@ -187,6 +202,7 @@ function main(): void {
     results,
     cacheMemory: memory,
     ...(balance !== undefined ? { balance10k: balance } : {}),
+    ...(real !== undefined ? { balance10kRealControlPlane: real } : {}),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }

@@ -41,6 +41,8 @@ export interface NodeOptions {
 export const ZONE = 'topology.kubernetes.io/zone';
 export const HOSTNAME = 'kubernetes.io/hostname';
 
+const MAX_IN_FLIGHT = 32;
+
 const MERGE = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
 /** metav1.MicroTime wants six fractional digits. */
@@ -59,6 +61,8 @@ export class StandInKubelet {
   private request: AbortController | undefined;
   private stopped = false;
   private ipCounter = 1;
+  private readonly queue: Array<() => Promise<void>> = [];
+  private inFlight = 0;
   readonly errors: string[] = [];
 
   constructor(
@@ -138,12 +142,27 @@ export class StandInKubelet {
     this.request?.abort();
   }
 
+  /** Runs `fn` after `ms`, at most MAX_IN_FLIGHT at once, so seeding thousands of pods does not open a socket each. */
   private later(ms: number, fn: () => Promise<void>): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      if (!this.stopped) fn().catch((err: unknown) => this.note(err));
+      this.queue.push(fn);
+      this.drain();
     }, ms);
     this.timers.add(timer);
+  }
+
+  private drain(): void {
+    while (!this.stopped && this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
+      const fn = this.queue.shift()!;
+      this.inFlight++;
+      fn()
+        .catch((err: unknown) => this.note(err))
+        .finally(() => {
+          this.inFlight--;
+          this.drain();
+        });
+    }
   }
 
   private note(err: unknown): void {

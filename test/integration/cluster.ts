@@ -2,7 +2,9 @@
 // PDBs created through the API (the real ReplicaSet controller makes the pods, the real scheduler places them), the
 // product's manifests installed as `kubectl apply -k manifests/` would, the operator running as the shipped
 // ServiceAccount, requests counted from the API server's audit log, and PDB floors checked from a watch.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import {
@@ -15,6 +17,14 @@ import {
 } from '../controlplane/index.js';
 
 export { ZONE };
+
+/** The checkout's root: the nearest folder up with a package.json (these helpers also run compiled, from dist/). */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
 export const OPERATOR_NAMESPACE = 'kube-rebalancer';
 export const OPERATOR_SA = 'kube-rebalancer';
 export const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SA}`;
@@ -229,12 +239,12 @@ export function skewOf(counts: Record<string, number>): number {
 
 /** The manifests `kubectl apply -k manifests/` applies, in the kustomization's order. */
 export function manifestObjects(): k8s.KubernetesObject[] {
-  const dir = new URL('../../manifests/', import.meta.url);
-  const kustomization = parseAllDocuments(readFileSync(new URL('kustomization.yaml', dir), 'utf8'))[0]!.toJS() as {
+  const dir = join(repoRoot(), 'manifests');
+  const kustomization = parseAllDocuments(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'))[0]!.toJS() as {
     resources: string[];
   };
   return kustomization.resources.flatMap((file) =>
-    parseAllDocuments(readFileSync(new URL(file, dir), 'utf8'))
+    parseAllDocuments(readFileSync(join(dir, file), 'utf8'))
       .map((d) => d.toJS() as k8s.KubernetesObject | null)
       .filter((o): o is k8s.KubernetesObject => o !== null),
   );

@@ -115,6 +115,32 @@ describe.skipIf(!controlPlaneAvailable())('real control plane harness', () => {
     expect(kubelet.errors).toEqual([]);
   });
 
+  it('per-pod readiness: never Ready stays Running with Ready=False, stays Pending is never reported', async () => {
+    const core = cp.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'readiness' } } });
+    kubelet.options.readiness = (pod) =>
+      pod.metadata?.name === 'never-ready' ? 'never-ready' : pod.metadata?.name === 'pending' ? 'pending' : undefined;
+    for (const name of ['never-ready', 'pending', 'ready']) {
+      await core.createNamespacedPod({
+        namespace: 'readiness',
+        body: { metadata: { name }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] } },
+      });
+    }
+    const pod = (name: string) => core.readNamespacedPod({ name, namespace: 'readiness' });
+    const readyOf = (p: k8s.V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    await waitFor(async () => readyOf(await pod('ready')) === 'True', 30_000, 'the ordinary pod Ready');
+    const neverReady = await waitFor(
+      async () => ((await pod('never-ready')).status?.phase === 'Running' ? pod('never-ready') : undefined),
+      30_000,
+      'never-ready Running',
+    );
+    expect(readyOf(neverReady)).toBe('False');
+    const pending = await pod('pending');
+    expect(pending.spec?.nodeName).toBeDefined();
+    expect(pending.status?.phase).toBe('Pending');
+    kubelet.options.readiness = undefined;
+  });
+
   it('stop() ends every process by pid and removes the folder', async () => {
     const other = await startControlPlane({ controllerManager: false, scheduler: false });
     const pids = other.pids();

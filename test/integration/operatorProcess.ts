@@ -2,11 +2,12 @@
 // container runs it, so a test can SIGKILL a leader or measure the operator's RSS and CPU. Stopped by pid like
 // every process a test starts (test/controlplane/processes.ts).
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { freePort } from '../controlplane/controlPlane.js';
 import { ManagedProcess } from '../controlplane/processes.js';
+import { repoRoot } from './cluster.js';
 
-const ENTRY = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const ENTRY = join(repoRoot(), 'dist/src/cli/main.js');
 
 export interface OperatorProcessOptions {
   /** Folder for its log (the control plane's folder, removed with it). */

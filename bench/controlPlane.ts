@@ -1,0 +1,281 @@
+// The 10k case on a real v1.26 control plane (test/controlplane): 1,000 Deployments × 10 pods skewed 5/5/0 over 300
+// nodes (100 a zone; zone-c is added after the pods are placed), one PDB each (maxUnavailable 1), balanced by
+// `kube-rebalancer run --leader-elect` as its own process with the shipped ServiceAccount's token and its default
+// QPS/burst (20/40). The real ReplicaSet controller replaces every evicted pod, the real scheduler places it, the
+// stand-in kubelet makes it Ready at once. Prints JSON: seconds from the policy's creation to every Deployment within
+// maxSkew (with every pod Ready), evictions by answer, the operator's requests by verb and resource (from the API
+// server's audit log), its peak RSS and CPU seconds.
+//   KUBEBUILDER_ASSETS=../shared/k8s/bin node dist/bench/controlPlane.js [deployments] [nodesPerZone]
+import * as k8s from '@kubernetes/client-node';
+import {
+  createPolicy,
+  installManifests,
+  isDryRun,
+  OPERATOR_NAMESPACE,
+  OPERATOR_SA,
+  OPERATOR_USER,
+  startCluster,
+  ZONE,
+  type Cluster,
+} from '../test/integration/cluster.js';
+import { startOperatorProcess, type OperatorProcess } from '../test/integration/operatorProcess.js';
+
+const deployments = Number(process.argv[2] ?? 1000);
+const nodesPerZone = Number(process.argv[3] ?? 100);
+const REPLICAS = 10;
+const NAMESPACES = 20;
+
+const log = (msg: string): void => {
+  process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `fn` over `items`, `width` at a time. */
+async function inBatches<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
+}
+
+/** Every pod of the run, from one watch: zone counts per app and Ready counts, for "balanced" without polling. */
+class PodTracker {
+  private readonly pods = new Map<string, { app: string; node: string; ready: boolean }>();
+  private request: AbortController | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly c: Cluster,
+    private readonly zoneOf: Map<string, string>,
+  ) {}
+
+  async start(): Promise<void> {
+    const list = await this.c.core.listPodForAllNamespaces({ labelSelector: 'bench=realcp' });
+    for (const pod of list.items) this.apply('ADDED', pod);
+    let resourceVersion = list.metadata?.resourceVersion;
+    const loop = async (): Promise<void> => {
+      while (!this.stopped) {
+        await new Promise<void>((resolve) => {
+          void new k8s.Watch(this.c.kc)
+            .watch(
+              '/api/v1/pods',
+              { labelSelector: 'bench=realcp', resourceVersion, allowWatchBookmarks: true },
+              (phase: string, pod: k8s.V1Pod) => {
+                resourceVersion = pod.metadata?.resourceVersion ?? resourceVersion;
+                if (phase !== 'BOOKMARK' && phase !== 'ERROR') this.apply(phase, pod);
+              },
+              () => resolve(),
+            )
+            .then((req) => (this.request = req))
+            .catch(() => resolve());
+        });
+      }
+    };
+    void loop();
+  }
+
+  private apply(phase: string, pod: k8s.V1Pod): void {
+    const key = pod.metadata!.uid!;
+    if (phase === 'DELETED' || pod.metadata?.deletionTimestamp) {
+      this.pods.delete(key);
+      return;
+    }
+    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    this.pods.set(key, {
+      app: `${pod.metadata?.namespace}/${pod.metadata?.labels?.['app']}`,
+      node: pod.spec?.nodeName ?? '',
+      ready,
+    });
+  }
+
+  /** Apps whose zone skew is above 1, and pods not Ready. */
+  state(zones: readonly string[]): { skewed: number; notReady: number; pods: number } {
+    const counts = new Map<string, Map<string, number>>();
+    let notReady = 0;
+    for (const p of this.pods.values()) {
+      if (!p.ready) notReady++;
+      let c = counts.get(p.app);
+      if (c === undefined) counts.set(p.app, (c = new Map(zones.map((z) => [z, 0]))));
+      const zone = this.zoneOf.get(p.node);
+      if (zone !== undefined) c.set(zone, (c.get(zone) ?? 0) + 1);
+    }
+    let skewed = 0;
+    for (const c of counts.values()) {
+      const values = [...c.values()];
+      if (Math.max(...values) - Math.min(...values) > 1) skewed++;
+    }
+    return { skewed, notReady, pods: this.pods.size };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.request?.abort();
+  }
+}
+
+async function addNodes(c: Cluster, zone: string, zoneOf: Map<string, string>): Promise<void> {
+  const names = Array.from({ length: nodesPerZone }, (_, i) => `${zone}-node-${i + 1}`);
+  await inBatches(names, 20, (name) => c.kubelet.addNode({ name, zone, cpu: '64', pods: '250' }));
+  await inBatches(names, 20, (name) => c.kubelet.waitUntilSchedulable(name, 60_000));
+  for (const name of names) zoneOf.set(name, zone);
+}
+
+async function seed(c: Cluster): Promise<void> {
+  for (let n = 0; n < NAMESPACES; n++) await c.core.createNamespace({ body: { metadata: { name: `team-${n}` } } });
+  const ids = Array.from({ length: deployments }, (_, i) => i);
+  await inBatches(ids, 25, async (w) => {
+    const namespace = `team-${w % NAMESPACES}`;
+    const labels = { app: `app-${w}`, bench: 'realcp' };
+    await c.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: `app-${w}` },
+        spec: {
+          replicas: REPLICAS,
+          selector: { matchLabels: { app: `app-${w}` } },
+          template: {
+            metadata: { labels },
+            spec: {
+              terminationGracePeriodSeconds: 0,
+              containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '10m' } } }],
+              topologySpreadConstraints: [
+                {
+                  maxSkew: 1,
+                  topologyKey: ZONE,
+                  whenUnsatisfiable: 'DoNotSchedule',
+                  labelSelector: { matchLabels: { app: `app-${w}` } },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace,
+      body: {
+        metadata: { name: `app-${w}` },
+        spec: { maxUnavailable: 1, selector: { matchLabels: { app: `app-${w}` } } },
+      },
+    });
+  });
+}
+
+async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = Date.now();
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() - last > 15_000) {
+      log(`still waiting for ${what}`);
+      last = Date.now();
+    }
+    await sleep(250);
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const c = await startCluster({ zones: [], kubelet: { readyDelayMs: 0, leaseRenewMs: 10_000 } });
+  let operator: OperatorProcess | undefined;
+  let tracker: PodTracker | undefined;
+  try {
+    const zoneOf = new Map<string, string>();
+    await addNodes(c, 'zone-a', zoneOf);
+    await addNodes(c, 'zone-b', zoneOf);
+    await installManifests(c);
+    log(`control plane and ${zoneOf.size} nodes up in ${Math.round((Date.now() - started) / 1000)} s; seeding`);
+    await seed(c);
+    tracker = new PodTracker(c, zoneOf);
+    await tracker.start();
+    const t = tracker;
+    await until(`${deployments * REPLICAS} Ready pods`, 1_800_000, () => {
+      const s = t.state(['zone-a', 'zone-b']);
+      return s.pods === deployments * REPLICAS && s.notReady === 0;
+    });
+    log(`seeded in ${Math.round((Date.now() - started) / 1000)} s; adding zone-c`);
+    await addNodes(c, 'zone-c', zoneOf);
+    const zones = ['zone-a', 'zone-b', 'zone-c'];
+    const skewedAtStart = t.state(zones).skewed;
+    await until('every PDB to allow 1', 600_000, async () => {
+      // The operator's own PDB (manifests/) is not part of the scenario.
+      const pdbs = (await c.policy.listPodDisruptionBudgetForAllNamespaces()).items.filter((p) =>
+        p.metadata?.namespace?.startsWith('team-'),
+      );
+      return pdbs.length === deployments && pdbs.every((p) => p.status?.disruptionsAllowed === 1);
+    });
+
+    const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, OPERATOR_SA);
+    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench' });
+    const op = operator;
+    await until('the operator to be ready', 300_000, async () => {
+      try {
+        return (await fetch(`http://127.0.0.1:${op.metricsPort}/readyz`)).ok;
+      } catch {
+        return false;
+      }
+    });
+    const auditMark = c.cp.audit().length;
+    const syncedRss = op.usage()?.rssBytes ?? 0;
+    let peakRss = syncedRss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, op.usage()?.rssBytes ?? 0);
+    }, 250);
+    const cpuBefore = op.usage()?.cpuSeconds ?? 0;
+    const t0 = Date.now();
+    await createPolicy(c, 'bench', {
+      mode: 'Evict',
+      schedule: '*/10 * * * * *',
+      eviction: { maxPerCycle: 100_000, maxPerNode: 100_000, maxPerNamespace: 100_000 },
+    });
+    log(`policy created; ${skewedAtStart} Deployments skewed`);
+    await until('every Deployment balanced and Ready', 3_600_000, () => {
+      const s = t.state(zones);
+      return s.skewed === 0 && s.notReady === 0 && s.pods === deployments * REPLICAS;
+    });
+    const seconds = (Date.now() - t0) / 1000;
+    clearInterval(sampler);
+    const cpuSeconds = (op.usage()?.cpuSeconds ?? 0) - cpuBefore;
+    const requests = c.cp
+      .audit()
+      .slice(auditMark)
+      .filter((e) => e.user.username === OPERATOR_USER);
+    const evictions = requests.filter((e) => e.objectRef?.subresource === 'eviction' && !isDryRun(e));
+    const byCode: Record<string, number> = {};
+    for (const e of evictions)
+      byCode[String(e.responseStatus?.code)] = (byCode[String(e.responseStatus?.code)] ?? 0) + 1;
+    const byVerb: Record<string, number> = {};
+    for (const e of requests) {
+      const resource = `${e.objectRef?.resource ?? e.requestURI}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
+      const key = `${e.verb} ${resource}`;
+      byVerb[key] = (byVerb[key] ?? 0) + 1;
+    }
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          scenario: `${deployments} Deployments x ${REPLICAS} pods skewed 5/5/0, ${zoneOf.size} nodes, PDB maxUnavailable 1`,
+          controlPlane: 'real: etcd 3.4.23, kube-apiserver, kube-controller-manager, kube-scheduler v1.26.0',
+          operator: 'kube-rebalancer run --leader-elect (own process, ServiceAccount token, QPS 20, burst 40)',
+          deploymentsSkewedAtStart: skewedAtStart,
+          secondsToBalanced: Math.round(seconds * 10) / 10,
+          evictions: evictions.length,
+          evictionAnswers: byCode,
+          answered429: byCode['429'] ?? 0,
+          requestsByVerbAndResource: byVerb,
+          operatorRssAfterSyncMiB: Math.round(syncedRss / 2 ** 20),
+          operatorPeakRssMiB: Math.round(peakRss / 2 ** 20),
+          operatorCpuSeconds: Math.round(cpuSeconds * 10) / 10,
+          kubeletErrors: c.kubelet.errors.length,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    tracker?.stop();
+    await operator?.proc.stop({ graceMs: 5_000 });
+    await c.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
