@@ -12,7 +12,10 @@ export class DisruptionBudgets {
   private readonly remaining: Map<string, number>;
   private readonly byNamespace = new Map<string, PdbInfo[]>();
 
-  constructor(pdbs: readonly PdbInfo[], allowances: ReadonlyMap<string, number>) {
+  constructor(
+    pdbs: readonly PdbInfo[],
+    private readonly allowances: ReadonlyMap<string, number>,
+  ) {
     this.remaining = new Map(allowances);
     for (const pdb of pdbs) {
       const list = this.byNamespace.get(pdb.namespace);
@@ -33,8 +36,14 @@ export class DisruptionBudgets {
     }
     const pdb = pdbs[0];
     if (pdb === undefined) return undefined;
-    const left = this.remaining.get(pdbKey(pdb)) ?? 0;
-    return left > 0 ? undefined : `PodDisruptionBudget ${pdbKey(pdb)} allows 0 disruptions`;
+    const key = pdbKey(pdb);
+    const left = this.remaining.get(key) ?? 0;
+    if (left > 0) return undefined;
+    // A budget this plan spent is not one the cluster reported as spent: say which it is.
+    const allowed = this.allowances.get(key) ?? 0;
+    return allowed > 0
+      ? `PodDisruptionBudget ${key}: budget used by this plan (${allowed} of ${allowed})`
+      : `PodDisruptionBudget ${key} allows 0 disruptions`;
   }
 
   /** Records a planned eviction against the pod's budget. Call only after refusal() returned undefined. */
@@ -43,6 +52,14 @@ export class DisruptionBudgets {
     if (pdb === undefined) return;
     const key = pdbKey(pdb);
     this.remaining.set(key, (this.remaining.get(key) ?? 0) - 1);
+  }
+
+  /** Gives back what consume() took, for a planned eviction that is dropped again. */
+  release(pod: PodInfo): void {
+    const pdb = this.pdbsOf(pod)[0];
+    if (pdb === undefined) return;
+    const key = pdbKey(pdb);
+    this.remaining.set(key, (this.remaining.get(key) ?? 0) + 1);
   }
 
   remainingFor(key: string): number | undefined {
@@ -80,8 +97,17 @@ export class EvictionLimits {
   }
 
   consume(pod: PodInfo): void {
-    this.total++;
-    const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
+    this.count(pod, 1);
+  }
+
+  /** Gives back what consume() took, for a planned eviction that is dropped again. */
+  release(pod: PodInfo): void {
+    this.count(pod, -1);
+  }
+
+  private count(pod: PodInfo, delta: 1 | -1): void {
+    this.total += delta;
+    const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + delta);
     bump(this.perNode, pod.nodeName ?? '');
     bump(this.perNamespace, pod.namespace);
     bump(this.perWorkload, workloadKey(pod));

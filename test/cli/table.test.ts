@@ -163,6 +163,7 @@ describe('simulate -o table', () => {
     ),
     final: { topology, violations: [] },
     converged: true,
+    stalled: false,
   });
 
   it.each([
