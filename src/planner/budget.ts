@@ -28,8 +28,12 @@ export class DisruptionBudgets {
     return pdbsForPod(pod, this.byNamespace.get(pod.namespace) ?? []);
   }
 
-  /** Why the Eviction API would refuse this pod now, or undefined if one more eviction fits its budget. */
-  refusal(pod: PodInfo): string | undefined {
+  /**
+   * Why the Eviction API would refuse this pod now, or undefined if one more eviction fits its budget.
+   * `pacing`: a budget that only this plan spent does not refuse (the executor evicts one at a time as replacements
+   * become Ready, and the budget is whole again by then); a budget the cluster reported as spent still does.
+   */
+  refusal(pod: PodInfo, pacing = false): string | undefined {
     const pdbs = this.pdbsOf(pod);
     if (pdbs.length > 1) {
       return `pod is selected by ${pdbs.length} PodDisruptionBudgets (${pdbs.map(pdbKey).join(', ')}); the Eviction API refuses such pods`;
@@ -41,6 +45,7 @@ export class DisruptionBudgets {
     if (left > 0) return undefined;
     // A budget this plan spent is not one the cluster reported as spent: say which it is.
     const allowed = this.allowances.get(key) ?? 0;
+    if (pacing && allowed > 0) return undefined;
     return allowed > 0
       ? `PodDisruptionBudget ${key}: budget used by this plan (${allowed} of ${allowed})`
       : `PodDisruptionBudget ${key} allows 0 disruptions`;
@@ -75,8 +80,11 @@ export class EvictionLimits {
 
   constructor(private readonly limits: PolicySpec['eviction']) {}
 
-  /** Which limit one more eviction of this pod would exceed, or undefined. */
-  exceeded(pod: PodInfo): string | undefined {
+  /**
+   * Which limit one more eviction of this pod would exceed, or undefined. `pacing`: maxPerWorkload does not count,
+   * since it bounds the workload's evictions in flight at once, which the executor keeps to as it goes.
+   */
+  exceeded(pod: PodInfo, pacing = false): string | undefined {
     const l = this.limits;
     if (this.total >= l.maxPerCycle) return `limit maxPerCycle (${l.maxPerCycle}) reached`;
     const node = pod.nodeName ?? '';
@@ -85,7 +93,7 @@ export class EvictionLimits {
     if ((this.perNamespace.get(pod.namespace) ?? 0) >= l.maxPerNamespace) {
       return `limit maxPerNamespace (${l.maxPerNamespace}) reached in namespace ${pod.namespace}`;
     }
-    if ((this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
+    if (!pacing && (this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
       return `limit maxPerWorkload (${l.maxPerWorkload}) reached for ${pod.workload.kind}/${pod.workload.name}`;
     }
     return undefined;

@@ -87,6 +87,8 @@ const NO_CAPACITY =
 class Planner {
   readonly state: ClusterState;
   readonly moves: Move[] = [];
+  /** While completesLater() looks ahead: the limits that only pace the work (see there) are lifted. */
+  private lookingAhead = false;
   readonly unrepairable = new Map<string, string>();
   private readonly skipped = new Map<string, { pod: PodInfo; strategy: Strategy; reason: string }>();
   private readonly budgets: DisruptionBudgets;
@@ -135,9 +137,9 @@ class Planner {
         `priority ${pod.priority} is higher than that of the pod it would make room for (${rules.maxPriority})`,
       );
     }
-    const budget = this.budgets.refusal(pod);
+    const budget = this.budgets.refusal(pod, this.lookingAhead);
     if (budget !== undefined) return refuse(budget);
-    const limit = this.limits.exceeded(pod);
+    const limit = this.limits.exceeded(pod, this.lookingAhead);
     if (limit !== undefined) return refuse(limit);
     const evicted: Placed = { pod, node: from };
     // A pod held by a zonal volume can only come back where the volume is: when that is what keeps it, say so first.
@@ -210,13 +212,10 @@ class Planner {
    * Each dropped pod is reported with `why`: a set of moves is kept only if it achieves something as a whole.
    */
   private rollback(mark: number, why: string): void {
-    while (this.moves.length > mark) {
-      const m = this.moves.pop()!;
-      this.state.uncommit(m.pod, m.from, m.target);
-      this.budgets.release(m.pod);
-      this.limits.release(m.pod);
+    for (const m of this.moves.slice(mark)) {
       this.skipped.set(`${m.pod.uid}\u0000${m.strategy}`, { pod: m.pod, strategy: m.strategy, reason: why });
     }
+    this.takeBack(mark);
   }
 
   // ---- violations -------------------------------------------------------------------------------------------------
@@ -424,6 +423,7 @@ class Planner {
         continue;
       }
       const why = step.lastReason === undefined ? '' : ` (${step.lastReason})`;
+      if (this.moves.length > mark && this.completesLater(g, strict)) return;
       if (this.moves.length > mark) {
         this.rollback(mark, `${alone}, and the evictions that would lower it with it cannot all be made${why}`);
       }
@@ -435,6 +435,40 @@ class Planner {
       // After dropping a set, the skew was still lowered by it: the rest is not known to be unrepairable.
       if (step.unrepairable !== undefined && !strict) this.unrepairable.set(g.group.id, step.unrepairable);
       return;
+    }
+  }
+
+  /**
+   * Whether the group's open set of moves reaches maxSkew once the limits that only pace the work are lifted: a
+   * budget spent by this plan alone and maxPerWorkload. Both bound evictions in flight, not evictions in a cycle: the
+   * executor makes the rest one at a time as replacements become Ready, re-planning from the cluster each time, and
+   * `simulate` in its next cycles. Then the moves planned so far are worth their disruption. The moves looked ahead
+   * are taken back (they are not part of this plan) and nothing is reported for them.
+   */
+  private completesLater(g: GroupState, strict: boolean): boolean {
+    const c = g.group.constraint;
+    const mark = this.moves.length;
+    this.lookingAhead = true;
+    try {
+      for (;;) {
+        if (skewTuple(g.counts, c.minDomains)[0] <= c.maxSkew) return true;
+        const step = this.bestStep(g, strict);
+        if (step.kind !== 'move') return false;
+        this.commit(step.pod, step.target, 'TopologySpread', step.reason);
+      }
+    } finally {
+      this.lookingAhead = false;
+      this.takeBack(mark);
+    }
+  }
+
+  /** Drops the moves after `mark` without reporting them (see rollback for moves that are refused). */
+  private takeBack(mark: number): void {
+    while (this.moves.length > mark) {
+      const m = this.moves.pop()!;
+      this.state.uncommit(m.pod, m.from, m.target);
+      this.budgets.release(m.pod);
+      this.limits.release(m.pod);
     }
   }
 

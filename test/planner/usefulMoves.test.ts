@@ -14,6 +14,7 @@ import {
   ZONE,
   buildSnapshot,
   makeNode,
+  makePdb,
   makePersistentVolume,
   makePod,
   makePolicy,
@@ -223,11 +224,28 @@ describe('an eviction is planned only if it lowers a skew, alone or with other m
       unrepairable: false,
     },
     {
-      scenario: 'zones [3, 3, 1, 1] with maxPerWorkload 1: the one allowed move cannot lower the skew → nothing',
+      scenario: 'zones [3, 3, 1, 1] with maxPerCycle 1: the one move this cycle allows cannot lower the skew → nothing',
       objects: web([3, 3, 1, 1]),
-      spec: { eviction: { ...LARGE, maxPerWorkload: 1 } },
+      spec: { eviction: { ...LARGE, maxPerCycle: 1 } },
       evictions: 0,
       unrepairable: false,
+    },
+    {
+      // maxPerWorkload paces (evictions in flight): the second move follows once the first replacement is Ready.
+      scenario: 'zones [3, 3, 1, 1] with maxPerWorkload 1: the first move of a set the cycle completes → one',
+      objects: web([3, 3, 1, 1]),
+      spec: { eviction: { ...LARGE, maxPerWorkload: 1 } },
+      evictions: 1,
+      unrepairable: false,
+      lowersAlone: false,
+    },
+    {
+      scenario: 'zones [3, 3, 1, 1], PDB maxUnavailable 1: the budget paces the set like maxPerWorkload → one',
+      objects: [...web([3, 3, 1, 1]), makePdb('web', 'shop').maxUnavailable(1).selector({ app: 'web' })],
+      spec: { eviction: LARGE },
+      evictions: 1,
+      unrepairable: false,
+      lowersAlone: false,
     },
   ];
 
@@ -236,7 +254,9 @@ describe('an eviction is planned only if it lowers a skew, alone or with other m
     expect(r.plan.evictions).toHaveLength(c.evictions);
     const group = webGroup(r);
     expect(group.unrepairable !== undefined).toBe(c.unrepairable);
-    if (c.evictions > 0) expect(group.skewAfter).toBeLessThan(group.skew);
+    if (c.evictions > 0 && ('lowersAlone' in c ? c.lowersAlone : true)) {
+      expect(group.skewAfter).toBeLessThan(group.skew);
+    } else if (c.evictions > 0) expect(group.skewAfter).toBe(group.skew);
     else expect(group.skewAfter).toBe(group.skew);
   });
 
@@ -252,19 +272,27 @@ describe('an eviction is planned only if it lowers a skew, alone or with other m
   });
 
   it('a dropped move is reported with why it would not help alone', () => {
-    const r = plan(web([3, 3, 1, 1]), { eviction: { ...LARGE, maxPerWorkload: 1 } });
+    const r = plan(web([3, 3, 1, 1]), { eviction: { ...LARGE, maxPerCycle: 1 } });
     const reasons = r.plan.skipped.map((s) => s.reason).join('\n');
     expect(reasons).toMatch(
       /would not lower the skew of topology.kubernetes.io\/zone spread \(Deployment\/web\) by itself/,
     );
-    expect(reasons).toMatch(/limit maxPerWorkload \(1\) reached/);
+    expect(reasons).toMatch(/limit maxPerCycle \(1\) reached/);
   });
 
   it('simulate does not call a stalled plan converged', () => {
     const snapshot = buildSnapshot(web([3, 3, 1, 1]));
-    const result = simulate(snapshot, policyOf({ eviction: { ...LARGE, maxPerWorkload: 1 } }), { cycles: 5 });
+    const result = simulate(snapshot, policyOf({ eviction: { ...LARGE, maxPerCycle: 1 } }), { cycles: 5 });
     expect(result.converged).toBe(false);
     expect(result.stalled).toBe(true);
+  });
+
+  it('maxPerWorkload 1 paces a set over cycles: [3, 3, 1, 1] reaches [2, 2, 2, 2] in two evictions', () => {
+    const snapshot = buildSnapshot(web([3, 3, 1, 1]));
+    const result = simulate(snapshot, policyOf({ eviction: { ...LARGE, maxPerWorkload: 1 } }), { cycles: 5 });
+    expect(result.converged).toBe(true);
+    expect(result.cycles.map((c) => c.evictions.length)).toEqual([1, 1, 0]);
+    expect(result.final.topology[0]!.skew).toBe(0);
   });
 
   it('simulate calls unrepairable skew converged (nothing repairable is left)', () => {
