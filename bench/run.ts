@@ -10,6 +10,7 @@ import type { Policy } from '../src/policy/types.js';
 import { snapshotFromObjects } from '../src/snapshot/load.js';
 import { ENABLE_HINT, findAssets } from '../test/controlplane/assets.js';
 import { generateCluster, type ClusterShape } from './clusters.js';
+import { snapshotLoad } from './load.js';
 
 interface Case {
   readonly name: string;
@@ -189,6 +190,8 @@ function main(): void {
   const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
   const results = CASES.filter((c) => only === undefined || c.name.includes(only)).map((c) => runCase(c, repeats));
   const memory = only === undefined ? [cacheMemory(10_000, 300, 220), cacheMemory(150_000, 5_000, 1024)] : [];
+  // Loading a saved 10,000-pod cluster in `plan`, YAML against JSON, each in a fresh process (bench/load.ts).
+  const load = only === undefined ? snapshotLoad() : undefined;
   const balance = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? endToEnd() : undefined;
   const real = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? realControlPlane() : undefined;
   const out = {
@@ -201,6 +204,7 @@ function main(): void {
     repeats,
     results,
     cacheMemory: memory,
+    ...(load !== undefined ? { snapshotLoad10k: load } : {}),
     ...(balance !== undefined ? { balance10k: balance } : {}),
     ...(real !== undefined ? { balance10kRealControlPlane: real } : {}),
   };

@@ -1,70 +1,160 @@
-// `plan` and `simulate`: the planner on a saved cluster (`kubectl get ... -o yaml`), nothing evicted.
+// `plan` and `simulate`: the planner on a saved cluster (`--snapshot`) or on a live one read once through a
+// kubeconfig (read-only, paginated), nothing evicted either way.
 import { Option, type Command } from 'commander';
+import { InputError } from '../errors.js';
+import { findCredentials, loadCredentials, NO_CREDENTIALS, processEnvironment } from '../live/kubeconfig.js';
+import { kubeGetter, readCluster } from '../live/read.js';
 import type { ClusterSnapshot } from '../model/types.js';
 import { planCycle } from '../planner/plan.js';
 import { simulate } from '../planner/simulate.js';
 import { DEFAULT_POLICY, loadPolicyFile, parsePolicy } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
-import { loadSnapshotFile } from '../snapshot/load.js';
+import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
+import { snapshotWarnings } from '../snapshot/sanity.js';
 import { positiveInt } from './args.js';
+import { createProgress, type Progress } from './progress.js';
 import { planTable, simulationTable } from './table.js';
 
-interface Io {
+export interface OfflineIo {
   readonly stdout: (s: string) => void;
   readonly stderr: (s: string) => void;
+  /** True when stderr is a terminal: progress lines are shown only then. */
+  readonly stderrIsTTY?: boolean;
 }
 
 interface OfflineOptions {
-  readonly snapshot: string;
+  readonly snapshot?: string;
+  readonly kubeconfig?: string;
+  readonly context?: string;
   readonly policy?: string;
-  readonly output: 'json' | 'table';
+  readonly output: 'json' | 'table' | 'wide';
 }
 
-/** The snapshot and the policy to apply: --policy, else the snapshot's first RebalancePolicy, else the defaults. */
-export function loadInputs(opts: OfflineOptions, io: Io): { snapshot: ClusterSnapshot; policy: Policy } {
-  const loaded = loadSnapshotFile(opts.snapshot, { warn: (line) => io.stderr(`${line}\n`) });
+function progressFor(io: OfflineIo): Progress {
+  return createProgress({ write: io.stderr, isTTY: io.stderrIsTTY ?? false, now: () => performance.now() });
+}
+
+/** The cluster through the kubeconfig's current context (or --context), as kubectl would choose it. */
+async function readLive(opts: OfflineOptions, io: OfflineIo, progress: Progress): Promise<LoadResult> {
+  const source = findCredentials(opts.kubeconfig, processEnvironment());
+  if (source === undefined) {
+    throw new InputError(
+      '--snapshot',
+      undefined,
+      undefined,
+      `not given, and no live cluster to read: ${NO_CREDENTIALS}`,
+    );
+  }
+  const kc = loadCredentials(source, opts.context);
+  const name = `context ${kc.getCurrentContext()}`;
+  const raw = await readCluster(kubeGetter(kc), {
+    warn: (line) => io.stderr(`${line}\n`),
+    progress: (kind, count) => progress.update(`${name}: read ${count.toLocaleString('en-US')} ${kind}s`),
+  });
+  return snapshotFromObjects([raw], {
+    file: name,
+    warn: (line) => io.stderr(`${line}\n`),
+    progress: (text) => progress.update(text),
+  });
+}
+
+/**
+ * The cluster and the policy to apply: --policy, else the cluster's first RebalancePolicy, else the defaults.
+ * The cluster is --snapshot, else the live cluster (--kubeconfig/--context, else the default kubeconfig).
+ */
+export async function loadInputs(
+  opts: OfflineOptions,
+  io: OfflineIo,
+  progress: Progress,
+): Promise<{ snapshot: ClusterSnapshot; policy: Policy }> {
+  if (opts.snapshot !== undefined && (opts.kubeconfig !== undefined || opts.context !== undefined)) {
+    throw new InputError(
+      '--snapshot',
+      undefined,
+      undefined,
+      'reads a saved cluster; it cannot be combined with --kubeconfig or --context',
+    );
+  }
+  const loaded =
+    opts.snapshot !== undefined
+      ? loadSnapshotFile(opts.snapshot, {
+          warn: (line) => io.stderr(`${line}\n`),
+          progress: (text) => progress.update(text),
+        })
+      : await readLive(opts, io, progress);
+  for (const line of snapshotWarnings(loaded.snapshot, opts.snapshot ?? 'the live cluster')) io.stderr(`${line}\n`);
   let policy: Policy;
   if (opts.policy !== undefined) policy = loadPolicyFile(opts.policy);
   else {
     const first = loaded.policies[0];
-    policy = first ? parsePolicy(first.raw, { file: opts.snapshot, object: first.object }) : DEFAULT_POLICY;
+    policy = first
+      ? parsePolicy(first.raw, { file: opts.snapshot ?? 'cluster', object: first.object })
+      : DEFAULT_POLICY;
   }
   return { snapshot: loaded.snapshot, policy };
 }
 
 const outputOption = (): Option =>
-  new Option('-o, --output <format>', 'output format').choices(['json', 'table']).default('json');
+  new Option('-o, --output <format>', 'output format (wide: table with every skipped pod)')
+    .choices(['json', 'table', 'wide'])
+    .default('json');
 
-export function registerOfflineCommands(program: Command, io: Io): void {
-  program
-    .command('plan')
-    .description('one planning cycle on a saved cluster; nothing is evicted')
-    .requiredOption(
-      '--snapshot <file>',
-      'cluster saved with kubectl get nodes,pods,pdb,priorityclasses,namespaces,rebalancepolicies -A -o yaml',
-    )
-    .option('--policy <file>', 'RebalancePolicy to apply (default: the first in the snapshot, else the CRD defaults)')
+const SNAPSHOT_HELP =
+  'a saved cluster (kubectl get … -o yaml|json; see the README); without it the live cluster is read';
+
+function addSourceOptions(command: Command): Command {
+  return command
+    .option('--snapshot <file>', SNAPSHOT_HELP)
+    .option('--kubeconfig <file>', 'kubeconfig of the live cluster (default: $KUBECONFIG, else ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context (default: its current context)')
+    .option('--policy <file>', 'RebalancePolicy to apply (default: the first in the cluster, else the CRD defaults)');
+}
+
+export function registerOfflineCommands(program: Command, io: OfflineIo): void {
+  addSourceOptions(
+    program.command('plan').description('one planning cycle on a saved or live cluster; nothing is evicted'),
+  )
     .addOption(outputOption())
-    .action((opts: OfflineOptions) => {
-      const { snapshot, policy } = loadInputs(opts, io);
-      const { plan } = planCycle(snapshot, policy);
-      io.stdout(opts.output === 'table' ? planTable(plan) : `${JSON.stringify(plan, null, 2)}\n`);
+    .action(async (opts: OfflineOptions) => {
+      const progress = progressFor(io);
+      try {
+        const { snapshot, policy } = await loadInputs(opts, io, progress);
+        progress.update('planning');
+        const { plan } = planCycle(snapshot, policy);
+        progress.done();
+        io.stdout(
+          opts.output === 'json'
+            ? `${JSON.stringify(plan, null, 2)}\n`
+            : planTable(plan, { mode: policy.spec.mode, wide: opts.output === 'wide' }),
+        );
+      } finally {
+        progress.done();
+      }
     });
 
-  program
-    .command('simulate')
-    .description('plan, "evict", reschedule replacements with the built-in scheduler simulation, repeat')
-    .requiredOption('--snapshot <file>', 'cluster saved with kubectl get ... -o yaml')
-    .option('--policy <file>', 'RebalancePolicy to apply')
+  addSourceOptions(
+    program
+      .command('simulate')
+      .description('plan, "evict", reschedule replacements with the built-in scheduler simulation, repeat'),
+  )
     .option('--cycles <n>', 'most cycles to run (stops early once a cycle plans nothing)', positiveInt, 20)
     .addOption(outputOption())
-    .action((opts: OfflineOptions & { cycles: number }) => {
-      const { snapshot, policy } = loadInputs(opts, io);
-      const result = simulate(snapshot, policy, { cycles: opts.cycles });
-      io.stdout(
-        opts.output === 'table'
-          ? simulationTable(result)
-          : `${JSON.stringify({ cycles: result.cycles, final: result.final }, null, 2)}\n`,
-      );
+    .action(async (opts: OfflineOptions & { cycles: number }) => {
+      const progress = progressFor(io);
+      try {
+        const { snapshot, policy } = await loadInputs(opts, io, progress);
+        const result = simulate(snapshot, policy, {
+          cycles: opts.cycles,
+          onCycle: (cycle, of) => progress.update(`simulating cycle ${cycle} of at most ${of}`),
+        });
+        progress.done();
+        io.stdout(
+          opts.output === 'json'
+            ? `${JSON.stringify({ cycles: result.cycles, final: result.final }, null, 2)}\n`
+            : simulationTable(result),
+        );
+      } finally {
+        progress.done();
+      }
     });
 }

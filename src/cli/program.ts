@@ -3,23 +3,29 @@
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { registerConvertCommand } from './convert.js';
 import { registerOfflineCommands } from './offline.js';
 import { registerRunCommand } from './run.js';
 
 export interface Io {
   readonly stdout: (s: string) => void;
   readonly stderr: (s: string) => void;
+  /** True when stderr is a terminal (progress lines are shown only then). */
+  readonly stderrIsTTY?: boolean;
+  /** How the user invoked us: `kubectl rebalance` for the kubectl plugin, else kube-rebalancer. */
+  readonly name?: string;
 }
 
 const processIo: Io = {
   stdout: (s) => void process.stdout.write(s),
   stderr: (s) => void process.stderr.write(s),
+  stderrIsTTY: process.stderr.isTTY,
 };
 
 export function buildProgram(io: Io): Command {
   const program = new Command();
   program
-    .name('kube-rebalancer')
+    .name(io.name ?? 'kube-rebalancer')
     .description('Restores Kubernetes topology spread, affinity and taint compliance with the fewest safe evictions')
     .version(VERSION, '--version', 'print the version')
     .exitOverride()
@@ -30,7 +36,8 @@ export function buildProgram(io: Io): Command {
     .description('print the version')
     .action(() => io.stdout(`kube-rebalancer ${VERSION}\n`));
   registerOfflineCommands(program, io);
-  registerRunCommand(program);
+  registerConvertCommand(program, io);
+  registerRunCommand(program, io);
   return program;
 }
 

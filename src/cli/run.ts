@@ -6,7 +6,7 @@ import { positiveInt, positiveNumber } from './args.js';
 /** Commander fills every option, so the flags are exactly runOperator's options. */
 type RunFlags = RunOperatorOptions & { readonly logLevel: string };
 
-export function registerRunCommand(program: Command): void {
+export function registerRunCommand(program: Command, io: { readonly stderr: (s: string) => void }): void {
   program
     .command('run')
     .description('run the operator (in cluster: service-account credentials; outside: kubeconfig)')
@@ -37,6 +37,6 @@ export function registerRunCommand(program: Command): void {
       false,
     )
     .action(async (flags: RunFlags) => {
-      process.exitCode = await runOperator(flags);
+      process.exitCode = await runOperator(flags, { stderr: io.stderr });
     });
 }

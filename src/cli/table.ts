@@ -1,6 +1,19 @@
 // `-o table`: aligned columns for people. JSON is the stable interface; this is for reading.
 import type { RebalancePlan, TopologyReport } from '../planner/types.js';
 import type { SimulationResult } from '../planner/simulate.js';
+import { skipReasonClass } from '../planner/skipReasons.js';
+
+export interface PlanTableOptions {
+  /** The policy's mode, shown in the header. */
+  readonly mode?: string;
+  /** Every skipped pod and every domain, instead of counts, examples and the fullest and emptiest domains. */
+  readonly wide?: boolean;
+}
+
+/** Domains shown from each end (fullest first, then emptiest) before the rest is summarised. */
+const DOMAINS_EACH_END = 3;
+/** Example pods shown per skip reason. */
+const EXAMPLES = 3;
 
 export function renderTable(rows: readonly (readonly string[])[]): string {
   if (rows.length === 0) return '';
@@ -19,15 +32,23 @@ function groupLabel(t: TopologyReport): string {
   return (t.workloads ?? []).join(',') || t.selector;
 }
 
-function domainsText(t: TopologyReport): string {
-  return Object.entries(t.domains)
-    .map(([d, n]) => `${d}=${n}`)
-    .join(' ');
+/** `zone-a=6 zone-b=5 … zone-c=1, 40 more`: the fullest and emptiest domains, which are what skew is made of. */
+export function domainsText(domains: Readonly<Record<string, number>>, wide = false): string {
+  const entries = Object.entries(domains).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const text = (list: readonly (readonly [string, number])[]): string => list.map(([d, n]) => `${d}=${n}`).join(' ');
+  if (wide || entries.length <= 2 * DOMAINS_EACH_END + 1) return text(entries);
+  const hidden = entries.length - 2 * DOMAINS_EACH_END;
+  return `${text(entries.slice(0, DOMAINS_EACH_END))} … ${text(entries.slice(-DOMAINS_EACH_END))}, ${hidden} more`;
 }
 
-export function planTable(plan: RebalancePlan): string {
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function planTable(plan: RebalancePlan, opts: PlanTableOptions = {}): string {
   const out: string[] = [];
-  out.push(`Policy ${plan.policy}: ${plan.summary.nodes} nodes, ${plan.summary.pods} pods`);
+  const mode = opts.mode !== undefined ? ` (${opts.mode})` : '';
+  out.push(`Policy ${plan.policy}${mode}: ${plan.summary.nodes} nodes, ${plan.summary.pods} pods`);
   out.push('');
   out.push('TOPOLOGY SPREAD');
   if (plan.topology.length === 0) out.push('  (no spread constraints in scope)');
@@ -43,10 +64,11 @@ export function planTable(plan: RebalancePlan): string {
           String(t.maxSkew),
           String(t.skew) + (t.skew > t.maxSkew ? '!' : ''),
           String(t.skewAfter) + (t.unrepairable ? ' (unrepairable)' : ''),
-          domainsText(t),
+          domainsText(t.domains, opts.wide),
         ]),
       ]),
     );
+    if (plan.topology.some((t) => t.skew > t.maxSkew)) out.push("  ! skew above the constraint's maxSkew");
   }
   out.push('');
   out.push(`VIOLATIONS (${plan.violations.length})`);
@@ -75,15 +97,33 @@ export function planTable(plan: RebalancePlan): string {
   }
   out.push('');
   out.push(`SKIPPED (${plan.skipped.length})`);
-  if (plan.skipped.length > 0) {
-    out.push(
-      renderTable([
-        ['POD', 'STRATEGY', 'REASON'],
-        ...plan.skipped.map((s) => [`${s.namespace}/${s.name}`, s.strategy, s.reason]),
-      ]),
-    );
-  }
+  if (plan.skipped.length > 0) out.push(opts.wide ? skippedWide(plan) : skippedByReason(plan));
   return out.join('\n') + '\n';
+}
+
+function skippedWide(plan: RebalancePlan): string {
+  return renderTable([
+    ['POD', 'STRATEGY', 'REASON'],
+    ...plan.skipped.map((s) => [`${s.namespace}/${s.name}`, s.strategy, s.reason]),
+  ]);
+}
+
+/** One row per reason class, most frequent first, with a few example pods (`-o wide` lists them all). */
+function skippedByReason(plan: RebalancePlan): string {
+  const groups = new Map<string, string[]>();
+  for (const s of plan.skipped) {
+    const key = skipReasonClass(s.reason);
+    let pods = groups.get(key);
+    if (pods === undefined) groups.set(key, (pods = []));
+    pods.push(`${s.namespace}/${s.name}`);
+  }
+  const rows = [...groups]
+    .sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([reason, pods]) => {
+      const more = pods.length > EXAMPLES ? `, ${pods.length - EXAMPLES} more` : '';
+      return [String(pods.length), reason, pods.slice(0, EXAMPLES).join(' ') + more];
+    });
+  return renderTable([['COUNT', 'REASON', 'EXAMPLES'], ...rows]) + '\n  (-o wide lists every pod with its full reason)';
 }
 
 export function simulationTable(result: SimulationResult): string {
@@ -108,19 +148,21 @@ export function simulationTable(result: SimulationResult): string {
     ...result.cycles.map((_, i) => `C${i + 1}`),
   ];
   out.push("SKEW PER CYCLE (after each cycle's evictions land)");
-  out.push(
-    renderTable([
-      header,
-      ...[...rows.values()].map(({ t, skews }) => [
-        t.namespace,
-        groupLabel(t),
-        t.topologyKey,
-        String(t.maxSkew),
-        ...result.cycles.map((_, i) => skews[i] ?? '-'),
-        skews[result.cycles.length] ?? '-',
+  if (rows.size === 0) out.push('  (no spread constraints in scope)');
+  else
+    out.push(
+      renderTable([
+        header,
+        ...[...rows.values()].map(({ t, skews }) => [
+          t.namespace,
+          groupLabel(t),
+          t.topologyKey,
+          String(t.maxSkew),
+          ...result.cycles.map((_, i) => skews[i] ?? '-'),
+          skews[result.cycles.length] ?? '-',
+        ]),
       ]),
-    ]),
-  );
+    );
   out.push('');
   out.push(
     renderTable([
@@ -142,9 +184,14 @@ export function simulationTable(result: SimulationResult): string {
   });
   const total = result.cycles.reduce((n, p) => n + p.summary.evictions, 0);
   const over = result.final.topology.filter((t) => t.whenUnsatisfiable === 'DoNotSchedule' && t.skew > t.maxSkew);
+  const outcome = result.converged
+    ? 'converged'
+    : result.stalled
+      ? 'not converged (nothing more can be planned: see the skipped pods)'
+      : 'not converged (raise --cycles)';
   out.push('');
   out.push(
-    `${total} evictions in ${result.cycles.length} cycles; ${result.converged ? 'converged' : 'not converged (raise --cycles)'}; ` +
+    `${plural(total, 'eviction')} in ${plural(result.cycles.length, 'cycle')}; ${outcome}; ` +
       `${over.length} hard constraints above maxSkew, ${result.final.violations.filter((v) => !v.soft).length} hard violations remaining`,
   );
   return out.join('\n') + '\n';

@@ -9,6 +9,7 @@
 // removed on the next report.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { WhenUnsatisfiable } from '../model/types.js';
 import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
 import {
   CYCLE_DURATION_BUCKETS,
@@ -33,7 +34,10 @@ export interface MetricsOptions {
  * One analysed topology group, as far as metrics need it. A planner `TopologyReport` is one: its `workloads`
  * (owning controllers, `Kind/name`) each get a series labelled with the group's namespace and topology key.
  */
-export type TopologySeriesInput = Pick<TopologyReport, 'namespace' | 'topologyKey' | 'skew' | 'maxSkew'> & {
+export type TopologySeriesInput = Pick<
+  TopologyReport,
+  'namespace' | 'topologyKey' | 'whenUnsatisfiable' | 'skew' | 'maxSkew'
+> & {
   readonly workloads?: readonly string[];
 };
 
@@ -64,7 +68,7 @@ export interface RebalancerMetrics {
   setLeader(isLeader: boolean): void;
   /** Removes every series of a policy (it was deleted, or this replica stopped leading). */
   forgetPolicy(policy: string): void;
-  /** Number of (namespace, workload, topology_key) label sets currently exported. */
+  /** Number of (namespace, workload, topology_key, when_unsatisfiable) label sets currently exported. */
   skewSeriesCount(): number;
 }
 
@@ -72,6 +76,7 @@ interface TopologyLabels {
   readonly namespace: string;
   readonly workload: string;
   readonly topology_key: string;
+  readonly when_unsatisfiable: WhenUnsatisfiable;
 }
 
 interface SeriesValue {
@@ -99,7 +104,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const seriesDropped = new Counter({ ...METRICS.seriesDropped, registers });
   const planEvictions = new Gauge({ ...METRICS.planEvictions, registers });
 
-  // Exported (namespace, workload, topology_key) label sets, and which policies currently report each.
+  // Exported (namespace, workload, topology_key, when_unsatisfiable) label sets, and which policies currently report each.
   const exported = new Map<string, { readonly labels: TopologyLabels; readonly owners: Set<string> }>();
   const ownedByPolicy = new Map<string, Set<string>>();
 
@@ -219,7 +224,12 @@ function collapseReports(reports: readonly TopologySeriesInput[]): Map<string, S
   const desired = new Map<string, SeriesValue>();
   for (const report of reports) {
     for (const workload of report.workloads ?? []) {
-      const labels: TopologyLabels = { namespace: report.namespace, workload, topology_key: report.topologyKey };
+      const labels: TopologyLabels = {
+        namespace: report.namespace,
+        workload,
+        topology_key: report.topologyKey,
+        when_unsatisfiable: report.whenUnsatisfiable,
+      };
       const value: SeriesValue = { labels, skew: report.skew, maxSkew: report.maxSkew };
       const key = seriesKey(labels);
       const current = desired.get(key);
@@ -235,5 +245,5 @@ function compareSeverity(a: SeriesValue, b: SeriesValue): number {
 }
 
 function seriesKey(labels: TopologyLabels): string {
-  return `${labels.namespace}\u0000${labels.workload}\u0000${labels.topology_key}`;
+  return `${labels.namespace}\u0000${labels.workload}\u0000${labels.topology_key}\u0000${labels.when_unsatisfiable}`;
 }

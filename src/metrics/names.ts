@@ -38,7 +38,9 @@ export const CYCLE_DURATION_BUCKETS: readonly number[] = [
   0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 ];
 
-const TOPOLOGY_LABELS = ['namespace', 'workload', 'topology_key'] as const;
+// when_unsatisfiable keeps hard (DoNotSchedule) and soft (ScheduleAnyway) constraints apart, so alerts can
+// ignore soft ones that the scheduler itself may leave skewed.
+const TOPOLOGY_LABELS = ['namespace', 'workload', 'topology_key', 'when_unsatisfiable'] as const;
 
 export const METRICS = {
   topologySkew: {

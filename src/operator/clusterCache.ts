@@ -13,7 +13,18 @@
 import { isObj, type Obj } from '../model/rawJson.js';
 import { matchesSelector } from '../model/labels.js';
 import { pdbKey } from '../model/pdb.js';
-import type { ClusterSnapshot, NamespaceInfo, NodeInfo, PdbInfo, PodInfo, PriorityClassInfo } from '../model/types.js';
+import type {
+  ClusterSnapshot,
+  NamespaceInfo,
+  NodeInfo,
+  PdbInfo,
+  PersistentVolumeClaimInfo,
+  PersistentVolumeInfo,
+  PodInfo,
+  PriorityClassInfo,
+  StorageClassInfo,
+} from '../model/types.js';
+import { withVolumeTopology } from '../model/volumes.js';
 import { workloadKey } from '../planner/budget.js';
 import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
@@ -57,6 +68,8 @@ export interface LastPlanStatus {
   readonly skipped: number;
   readonly violations: number;
   readonly maxSkewObserved: number;
+  /** Why pods were skipped, by class, most frequent first (at most 10); the counts add up to `skipped` when ≤ 10 classes. */
+  readonly skippedReasons: readonly { readonly reason: string; readonly count: number }[];
 }
 
 export interface PolicyCondition {
@@ -107,6 +120,9 @@ export class ClusterCache {
   private readonly pdbsByNamespace = new Map<string, Map<string, PdbEntry>>();
   private readonly priorityClasses = new Map<string, PriorityClassInfo>();
   private readonly namespaces = new Map<string, NamespaceInfo>();
+  private readonly persistentVolumes = new Map<string, PersistentVolumeInfo>();
+  private readonly persistentVolumeClaims = new Map<string, PersistentVolumeClaimInfo>();
+  private readonly storageClasses = new Map<string, StorageClassInfo>();
   private readonly policies = new Map<string, PolicyEntry>();
   private readonly policyListeners: PolicyListener[] = [];
   private readonly waiters = new Map<string, Set<Waiter>>();
@@ -172,6 +188,9 @@ export class ClusterCache {
                 skipped: num(lastPlan['skipped']) ?? 0,
                 violations: num(lastPlan['violations']) ?? 0,
                 maxSkewObserved: num(lastPlan['maxSkewObserved']) ?? 0,
+                skippedReasons: (Array.isArray(lastPlan['skippedReasons']) ? lastPlan['skippedReasons'] : [])
+                  .filter(isObj)
+                  .map((r) => ({ reason: str(r['reason']), count: num(r['count']) ?? 0 })),
               },
       },
     };
@@ -216,6 +235,21 @@ export class ClusterCache {
   readonly namespaceHandlers: InformerHandlers<NamespaceInfo> = {
     upsert: (e) => this.apply(e, (v) => this.namespaces.set(v.name, v)),
     remove: (e) => this.change(() => this.namespaces.delete(e.metadata.name)),
+  };
+
+  readonly persistentVolumeHandlers: InformerHandlers<PersistentVolumeInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.persistentVolumes.set(v.name, v)),
+    remove: (e) => this.change(() => this.persistentVolumes.delete(e.metadata.name)),
+  };
+
+  readonly persistentVolumeClaimHandlers: InformerHandlers<PersistentVolumeClaimInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.persistentVolumeClaims.set(`${v.namespace}/${v.name}`, v)),
+    remove: (e) => this.change(() => this.persistentVolumeClaims.delete(this.objectKey(e))),
+  };
+
+  readonly storageClassHandlers: InformerHandlers<StorageClassInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.storageClasses.set(v.name, v)),
+    remove: (e) => this.change(() => this.storageClasses.delete(e.metadata.name)),
   };
 
   readonly policyHandlers: InformerHandlers<PolicyEntry> = {
@@ -395,7 +429,12 @@ export class ClusterCache {
     }
     return {
       nodes: [...this.nodes.values()],
-      pods,
+      // Claims bind after their pods are seen: volume topology is resolved per snapshot, not per pod event.
+      pods: withVolumeTopology(pods, {
+        persistentVolumes: [...this.persistentVolumes.values()],
+        persistentVolumeClaims: [...this.persistentVolumeClaims.values()],
+        storageClasses: [...this.storageClasses.values()],
+      }),
       pdbs,
       priorityClasses: [...this.priorityClasses.values()],
       namespaces: [...this.namespaces.values()],

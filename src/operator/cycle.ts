@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../metrics/metrics.js';
 import type { CycleResult } from '../metrics/names.js';
 import type { PlanOutcome } from '../planner/plan.js';
+import { countSkipReasons } from '../planner/skipReasons.js';
 import type { Policy } from '../policy/types.js';
 import type { Clock } from './clock.js';
 import type { CycleTrigger } from './debounce.js';
@@ -338,11 +339,16 @@ export class PolicyController {
     totals.failed += counts.failed;
     const before = maxSkew(run.firstPlan);
     const after = maxSkew(run.lastPlan);
+    const skipped = skippedThisRun(run);
+    for (const s of run.firstPlan.plan.skipped) {
+      log.debug({ pod: `${s.namespace}/${s.name}`, strategy: s.strategy, reason: s.reason }, 'pod skipped');
+    }
     state.lastPlan = {
       evictions: counts.evicted + counts.dry_run,
-      skipped: run.firstPlan.plan.skipped.length + counts.skipped + counts.pdb_blocked,
+      skipped: skipped.length,
       violations: run.firstPlan.plan.violations.length,
       maxSkewObserved: before,
+      skippedReasons: countSkipReasons(skipped),
     };
     const target = policyTarget(entry);
     if (run.degraded !== undefined) {
@@ -351,8 +357,8 @@ export class PolicyController {
     }
     const summary =
       `${counts.evicted} evicted, ${counts.dry_run} dry-run, ${counts.pdb_blocked} blocked by budgets, ` +
-      `${counts.failed} failed, ${counts.not_found} gone, ${counts.skipped} skipped; max skew ${before} → ${after} ` +
-      `(${run.plans} plan${run.plans === 1 ? '' : 's'})`;
+      `${counts.failed} failed, ${counts.not_found} gone, ${skipped.length} skipped${reasonsText(state.lastPlan)}; ` +
+      `max skew ${before} → ${after} (${run.plans} plan${run.plans === 1 ? '' : 's'})`;
     const fields = { ...counts, plans: run.plans, maxSkewBefore: before, maxSkewAfter: after, halted: run.halted };
     if (run.halted === 'stopped' || run.halted === 'leadership') {
       log.warn(
@@ -376,4 +382,23 @@ export class PolicyController {
     }
     return 'success';
   }
+}
+
+/**
+ * Every skip of a run, as status counts it: the first plan's skipped pods, then what the executor skipped or a budget
+ * blocked at eviction time (the plan was right, the cluster had moved on).
+ */
+function skippedThisRun(run: RunResult): string[] {
+  const reasons = run.firstPlan.plan.skipped.map((s) => s.reason);
+  for (let i = 0; i < run.counts.skipped; i++) reasons.push('skipped at eviction time (a limit or several budgets)');
+  for (let i = 0; i < run.counts.pdb_blocked; i++) reasons.push('PodDisruptionBudget allows 0 disruptions');
+  return reasons;
+}
+
+/** ` (5 PodDisruptionBudget allows 0 disruptions, 4 pod is younger than minPodAge)`: the top reasons, for the Event. */
+function reasonsText(last: LastPlanStatus): string {
+  const top = last.skippedReasons.slice(0, 3).map((r) => `${r.count} ${r.reason}`);
+  if (top.length === 0) return '';
+  const more = last.skippedReasons.length > 3 ? ', …' : '';
+  return ` (${top.join(', ')}${more})`;
 }

@@ -22,6 +22,7 @@ import { createEventRecorder, type EventRecorder } from './events.js';
 import { createApiEvictor, DEFAULT_RETRY, PdbLedger, type Evictor, type RetryOptions } from './executor.js';
 import { createHttpHandler, type RequestHandler } from './httpServer.js';
 import { SupervisedInformer, type InformerSpec, type RawList } from './informers.js';
+import { volumeInformers } from './volumeInformers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
 import { alwaysLeader, createLeaderElector, type LeaderElector } from './leaderElection.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
@@ -287,6 +288,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       informerDeps,
     ),
     policyInformer,
+    ...volumeInformers(clients, cache, informerDeps),
   ];
   const synced = (): boolean => informers.every((i) => i.synced());
 

@@ -4,14 +4,15 @@
 //
 // SIGTERM/SIGINT: readiness fails, no new cycle or eviction starts, the eviction in flight completes, the Lease is
 // released so another replica takes over at once, and the promise resolves to exit code 0.
-// Exit codes: 0 after a signal; 1 runtime failure (cannot listen, in-cluster credentials missing); 2 bad input
-// (invalid flag value, unreadable --kubeconfig).
+// Exit codes: 0 after a signal; 1 runtime failure (cannot listen); 2 bad input (invalid flag value, unreadable or
+// invalid kubeconfig, no credentials at all), reported as one `error:` line on stderr like any other command's.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
+import { findCredentials, NO_CREDENTIALS, processEnvironment, runsInCluster } from '../live/kubeconfig.js';
 import { KubeConfigError, loadKubeConfig } from './kubeClient.js';
 import { runOnce } from './once.js';
 import { createOperator } from './operator.js';
@@ -47,37 +48,58 @@ function listen(server: Server, host: string | undefined, port: number): Promise
   });
 }
 
-function badInput(logger: Logger, message: string): number {
-  logger.error(message);
-  return 2;
+export interface RunIo {
+  /** Where bad input is reported (the log is for a running component; a bad start is a command-line error). */
+  readonly stderr: (s: string) => void;
+  /** Where the JSON log lines go (default: stdout). */
+  readonly log?: DestinationStream;
 }
 
-export async function runOperator(opts: RunOperatorOptions): Promise<number> {
+const processStderr: RunIo = { stderr: (s) => void process.stderr.write(s) };
+
+export async function runOperator(opts: RunOperatorOptions, io: RunIo = processStderr): Promise<number> {
   const level = opts.logLevel ?? 'info';
-  const logger = pino({ level: LOG_LEVELS.includes(level) ? level : 'info', base: { component: 'kube-rebalancer' } });
+  const badInput = (message: string): number => {
+    // One line: YAML parsers quote the offending text over several.
+    io.stderr(`error: ${message.split('\n')[0]}\n`);
+    return 2;
+  };
   if (!LOG_LEVELS.includes(level))
-    return badInput(logger, `invalid --log-level ${JSON.stringify(level)} (${LOG_LEVELS.join(', ')})`);
-  if (!(opts.kubeApiQps > 0)) return badInput(logger, `--kube-api-qps must be > 0 (got ${opts.kubeApiQps})`);
+    return badInput(`invalid --log-level ${JSON.stringify(level)} (${LOG_LEVELS.join(', ')})`);
+  const logOptions = { level, base: { component: 'kube-rebalancer' } };
+  const logger = io.log !== undefined ? pino(logOptions, io.log) : pino(logOptions);
+  if (!(opts.kubeApiQps > 0)) return badInput(`--kube-api-qps must be > 0 (got ${opts.kubeApiQps})`);
   if (!Number.isInteger(opts.kubeApiBurst) || opts.kubeApiBurst < 1) {
-    return badInput(logger, `--kube-api-burst must be an integer >= 1 (got ${opts.kubeApiBurst})`);
+    return badInput(`--kube-api-burst must be an integer >= 1 (got ${opts.kubeApiBurst})`);
   }
-  if (opts.namespace === '') return badInput(logger, '--namespace must not be empty');
+  if (opts.namespace === '') return badInput('--namespace must not be empty');
   let address: { host: string | undefined; port: number };
   try {
     address = parseListenAddress(opts.metricsAddr);
   } catch (err) {
-    if (err instanceof ListenAddressError) return badInput(logger, err.message);
+    if (err instanceof ListenAddressError) return badInput(err.message);
     throw err;
   }
-  const inCluster = (process.env['KUBERNETES_SERVICE_HOST'] ?? '') !== '';
+  const inCluster = runsInCluster(process.env);
+  // client-node would otherwise fall back to http://localhost:8080 and retry it for ever.
+  if (findCredentials(opts.kubeconfig, processEnvironment(), true) === undefined) return badInput(NO_CREDENTIALS);
   let kubeConfig;
   try {
     kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig, inCluster });
   } catch (err) {
     if (!(err instanceof KubeConfigError)) throw err;
-    logger.error(err.message);
-    return opts.kubeconfig !== undefined ? 2 : 1;
+    return badInput(err.message);
   }
+  const identity = leaderIdentity(process.env);
+  logger.info(
+    {
+      server: kubeConfig.getCurrentCluster()?.server,
+      context: kubeConfig.getCurrentContext(),
+      user: kubeConfig.getCurrentUser()?.name,
+      identity,
+    },
+    'connecting to the API server',
+  );
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -85,7 +107,7 @@ export async function runOperator(opts: RunOperatorOptions): Promise<number> {
     kubeConfig,
     logger,
     registry,
-    identity: leaderIdentity(process.env),
+    identity,
     namespace: opts.namespace,
     // A Job runs alone (concurrencyPolicy Forbid) and must not wait behind a Lease: --once takes none.
     leaderElect: opts.leaderElect && opts.once !== true,
@@ -103,7 +125,7 @@ export async function runOperator(opts: RunOperatorOptions): Promise<number> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
     try {
-      return await runOnce({ operator, logger, stderr: (l) => void process.stderr.write(l), signal: stop.signal });
+      return await runOnce({ operator, logger, stderr: (l) => io.stderr(l), signal: stop.signal });
     } finally {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
@@ -128,8 +150,13 @@ export async function runOperator(opts: RunOperatorOptions): Promise<number> {
     process.on('SIGINT', onSignal);
   });
   operator.start();
-  void operator.waitForSync().then(() => logger.info('all caches synced; ready'));
+  let stopping = false;
+  void operator.waitForSync().then(() => {
+    // Shutting down ends the wait too; "ready" then would contradict the "stopped" that follows.
+    if (!stopping) logger.info('all caches synced; ready');
+  });
   const signal = await signalled;
+  stopping = true;
   logger.info({ signal }, 'signal received');
   await operator.shutdown({ releaseLease: true });
   await new Promise<void>((resolve) => {

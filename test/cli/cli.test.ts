@@ -1,6 +1,6 @@
 // The command line as a user meets it: exit codes, stable JSON, readable tables, and one clear paragraph for
 // every kind of bad input (never a stack trace).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,22 @@ describe('kube-rebalancer CLI', () => {
     expect(plan.summary).toMatchObject({ nodes: 6, evictions: plan.evictions.length, skipped: plan.skipped.length });
   });
 
+  it.each([
+    ['without the CRD (the second command printed nothing)', ''],
+    [
+      'with the CRD',
+      'apiVersion: v1\nkind: List\nitems:\n- apiVersion: rebalancer.dev/v1alpha1\n  kind: RebalancePolicy\n  metadata:\n    name: saved\n  spec: {}\n',
+    ],
+  ])("loads the README's two-command snapshot %s", async (_name, second) => {
+    const path = file(
+      `readme-${second.length}.yaml`,
+      `${readFileSync('examples/new-taint.yaml', 'utf8')}---\n${second}`,
+    );
+    const r = await run('plan', '--snapshot', path, '-o', 'table');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(second === '' ? /^Policy \S+ \(/ : /^Policy saved \(DryRun\)/);
+  });
+
   it('plan -o table shows skew before and after per workload', async () => {
     const r = await run('plan', '--snapshot', 'examples/zone-skew.yaml', '-o', 'table');
     expect(r.code).toBe(0);
@@ -87,6 +103,18 @@ describe('kube-rebalancer CLI', () => {
       ).toEqual([]);
       expect(result.cycles.at(-1).evictions, example).toEqual([]);
     }
+  });
+
+  it('the zonal-volume example moves only the pod whose volume every zone reaches, and names the others’ volumes', async () => {
+    const r = await run('plan', '--snapshot', 'examples/statefulset-zonal-volumes.yaml');
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.out);
+    expect(plan.evictions.map((e: { name: string }) => e.name)).toEqual(['db-3']);
+    for (const s of plan.skipped) expect(s.reason).toMatch(/^its volume shop\/data-db-[0-2] \(PersistentVolume pvc-/);
+    expect(plan.topology[0]).toMatchObject({ skew: 4, skewAfter: 2, unrepairable: expect.any(String) });
+    const sim = JSON.parse((await run('simulate', '--snapshot', 'examples/statefulset-zonal-volumes.yaml')).out);
+    const evicted = sim.cycles.flatMap((c: { evictions: Array<{ name: string }> }) => c.evictions.map((e) => e.name));
+    expect(evicted).toEqual(['db-3']);
   });
 
   it('simulate on the zone example uses the fewest evictions: web 6/2/1 needs 3, api 4/1/1 needs 2', async () => {
@@ -191,11 +219,51 @@ describe('kube-rebalancer CLI', () => {
       args: () => ['simulate', '--snapshot', 'examples/zone-skew.yaml', '--cycles', 'zero'],
       mentions: [/cycles/],
     },
+    {
+      name: 'pods and no node (`nodes` left off the kubectl command)',
+      args: () => [
+        'plan',
+        '--snapshot',
+        file(
+          'no-nodes.yaml',
+          'apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: shop}\nspec: {nodeName: n1}\n',
+        ),
+      ],
+      mentions: [/no-nodes\.yaml/, /1 Pod but no Node/, /nothing can be planned/],
+    },
   ])('bad input exits 2 with a clear message: $name', async ({ args, mentions }) => {
     const r = await run(...args());
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     for (const m of mentions) expect(r.err).toMatch(m);
     expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  describe('snapshots that are surely mistakes plan with a warning on stderr', () => {
+    const POD = (name: string, node: string): string =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, namespace: shop}\nspec: {nodeName: ${node}}\nstatus: {phase: Running}\n`;
+    it.each([
+      {
+        name: 'pods on nodes the snapshot does not hold',
+        content: NODE + POD('web-1', 'n1') + POD('web-2', 'n7') + POD('web-3', 'n8'),
+        warning: /warning: .*stranded\.yaml: 2 Pod\(s\) run on nodes that are not in the snapshot \(n7, n8\)/,
+      },
+      {
+        name: 'nodes and no pod (`pods` left off the kubectl command)',
+        content: NODE,
+        warning: /warning: .*stranded\.yaml: holds 1 Node\(s\) but no Pod/,
+      },
+    ])('$name', async ({ content, warning }) => {
+      const r = await run('plan', '--snapshot', file('stranded.yaml', content));
+      expect(r.code).toBe(0);
+      expect(r.err).toMatch(warning);
+      expect(r.err.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(r.out).kind).toBe('RebalancePlan');
+    });
+
+    it('a complete snapshot gets no warning', async () => {
+      const r = await run('plan', '--snapshot', 'examples/zone-skew.yaml');
+      expect(r.err).toBe('');
+    });
   });
 });

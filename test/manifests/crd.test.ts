@@ -471,6 +471,7 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
       'skipped',
       'violations',
       'maxSkewObserved',
+      'skippedReasons',
     ]);
     expect(Object.keys(nodeAt('.status.totals').properties)).toEqual(['evicted', 'failed']);
     for (const path of [
@@ -500,7 +501,13 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
         ],
         lastRunTime: '2025-01-01T00:05:00Z',
         lastSuccessfulRunTime: '2025-01-01T00:05:00Z',
-        lastPlan: { evictions: 2, skipped: 1, violations: 3, maxSkewObserved: 4 },
+        lastPlan: {
+          evictions: 2,
+          skipped: 1,
+          violations: 3,
+          maxSkewObserved: 4,
+          skippedReasons: [{ reason: 'PodDisruptionBudget allows 0 disruptions', count: 1 }],
+        },
         totals: { evicted: 10, failed: 0 },
       },
     };

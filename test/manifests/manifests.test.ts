@@ -537,8 +537,11 @@ describe('manifests: RBAC', () => {
     // The informers only list and watch; status is written with a patch (test/e2e/rbac.test.ts derives this from
     // the requests the code makes).
     const expected = [
-      ...['nodes', 'pods', 'namespaces'].flatMap((r) => ['list', 'watch'].map((v) => `/${r}:${v}`)),
+      ...['nodes', 'pods', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims'].flatMap((r) =>
+        ['list', 'watch'].map((v) => `/${r}:${v}`),
+      ),
       ...['list', 'watch'].map((v) => `policy/poddisruptionbudgets:${v}`),
+      ...['list', 'watch'].map((v) => `storage.k8s.io/storageclasses:${v}`),
       ...['list', 'watch'].map((v) => `scheduling.k8s.io/priorityclasses:${v}`),
       ...['list', 'watch'].map((v) => `rebalancer.dev/rebalancepolicies:${v}`),
       '/pods/eviction:create',
@@ -677,6 +680,15 @@ describe('manifests: PrometheusRule', () => {
     expect(promqlRefs(expr).groupingLabels).toEqual(['namespace', 'workload', 'topology_key']);
   });
 
+  it('fires on hard (DoNotSchedule) constraints only: both series are selected by when_unsatisfiable', () => {
+    const { expr } = alert('RebalancerSkewAboveMax');
+    const selectors = expr.match(/rebalancer_topology_(?:max_)?skew\{[^}]*\}/g) ?? [];
+    expect(selectors).toEqual([
+      'rebalancer_topology_skew{when_unsatisfiable="DoNotSchedule"}',
+      'rebalancer_topology_max_skew{when_unsatisfiable="DoNotSchedule"}',
+    ]);
+  });
+
   it('fires on failed evictions for 15m', () => {
     const { expr, for: duration } = alert('RebalancerEvictionsFailing');
     expect(duration).toBe('15m');
@@ -710,7 +722,9 @@ describe('manifests: Grafana dashboard', () => {
 
   /** The ConfigMap is generated from the JSON file; UPDATE_MANIFESTS=1 rewrites it. */
   function renderConfigMap(text: string): string {
-    const header = read(CONFIGMAP).split('data:\n')[0]!;
+    // The top-level `data:` line, not the end of `metadata:`.
+    const current = read(CONFIGMAP);
+    const header = current.slice(0, current.indexOf('\ndata:\n') + 1);
     const indented = text
       .replace(/\n$/, '')
       .split('\n')

@@ -72,7 +72,7 @@ describe('policy status', () => {
       input({
         lastRunTime: '2026-03-01T09:55:00Z',
         lastSuccessfulRunTime: '2026-03-01T09:55:02Z',
-        lastPlan: { evictions: 2, skipped: 1, violations: 0, maxSkewObserved: 3 },
+        lastPlan: { evictions: 2, skipped: 1, violations: 0, maxSkewObserved: 3, skippedReasons: [] },
         totals: { evicted: 12, failed: 1 },
       }),
     );
@@ -80,7 +80,7 @@ describe('policy status', () => {
       observedGeneration: 3,
       lastRunTime: '2026-03-01T09:55:00Z',
       lastSuccessfulRunTime: '2026-03-01T09:55:02Z',
-      lastPlan: { evictions: 2, skipped: 1, violations: 0, maxSkewObserved: 3 },
+      lastPlan: { evictions: 2, skipped: 1, violations: 0, maxSkewObserved: 3, skippedReasons: [] },
       totals: { evicted: 12, failed: 1 },
     });
     expect(status.conditions.every((c) => c.observedGeneration === 3)).toBe(true);

@@ -1,0 +1,165 @@
+// Reading a live cluster for `plan`/`simulate --kubeconfig`: GET-only list calls, in pages (limit + continue), that
+// return the same raw objects `kubectl get … -o json` prints, so the snapshot loader converts them exactly as it
+// converts a saved file and the plan is the one `--snapshot` would give.
+//
+// Kinds a cluster may not serve are optional: the RebalancePolicy CRD may not be installed, and a test or trimmed-down
+// API server may not serve storage objects. Their 404 is "none", and a 403 on them is a warning (a read-only role
+// without storage access still gets a plan); a failure on the core kinds the plan needs is an error.
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { isObj } from '../model/rawJson.js';
+
+export interface ListedKind {
+  readonly kind: string;
+  readonly apiVersion: string;
+  /** The collection path, cluster-wide (all namespaces). */
+  readonly path: string;
+  /** Absent from the cluster (404) or not readable (403) is not an error. */
+  readonly optional: boolean;
+}
+
+const core = (kind: string, resource: string, optional = false): ListedKind => ({
+  kind,
+  apiVersion: 'v1',
+  path: `/api/v1/${resource}`,
+  optional,
+});
+const grouped = (kind: string, groupVersion: string, resource: string, optional = false): ListedKind => ({
+  kind,
+  apiVersion: groupVersion,
+  path: `/apis/${groupVersion}/${resource}`,
+  optional,
+});
+
+/** What a plan reads, in the order it is read (PriorityClasses before the pods whose priority they resolve). */
+export const LISTED_KINDS: readonly ListedKind[] = [
+  core('Namespace', 'namespaces'),
+  core('Node', 'nodes'),
+  grouped('PriorityClass', 'scheduling.k8s.io/v1', 'priorityclasses'),
+  core('Pod', 'pods'),
+  grouped('PodDisruptionBudget', 'policy/v1', 'poddisruptionbudgets'),
+  core('PersistentVolume', 'persistentvolumes', true),
+  core('PersistentVolumeClaim', 'persistentvolumeclaims', true),
+  grouped('StorageClass', 'storage.k8s.io/v1', 'storageclasses', true),
+  grouped('RebalancePolicy', 'rebalancer.dev/v1alpha1', 'rebalancepolicies', true),
+];
+
+export interface HttpAnswer {
+  readonly status: number;
+  /** The parsed JSON body, or undefined when it was not JSON. */
+  readonly body: unknown;
+}
+
+/** One GET of a path with its query; the shell sends it over HTTP, tests answer it from memory. */
+export type Getter = (pathAndQuery: string) => Promise<HttpAnswer>;
+
+export class LiveReadError extends Error {
+  readonly code = 'E_LIVE_READ' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'LiveReadError';
+  }
+}
+
+export interface ReadOptions {
+  /** Items per page (default 500, as kubectl). */
+  readonly pageSize?: number;
+  readonly warn?: (line: string) => void;
+  /** Called after each page with the kind and how many of it were read so far. */
+  readonly progress?: (kind: string, count: number) => void;
+}
+
+function statusMessage(body: unknown): string {
+  return isObj(body) && typeof body['message'] === 'string' ? body['message'] : '';
+}
+
+/**
+ * Every object of one kind, page by page. A continue token that expired mid-list (410) restarts the list once from
+ * the beginning, as kubectl does, so the result is never a mix of two versions of the cluster.
+ */
+export async function listKind(get: Getter, listed: ListedKind, opts: ReadOptions = {}): Promise<unknown[] | 'absent'> {
+  const limit = opts.pageSize ?? 500;
+  for (let attempt = 0; ; attempt++) {
+    const items: unknown[] = [];
+    let token: string | undefined;
+    let expired = false;
+    do {
+      const query = `?limit=${limit}${token !== undefined ? `&continue=${encodeURIComponent(token)}` : ''}`;
+      const answer = await get(`${listed.path}${query}`);
+      if (answer.status === 410 && token !== undefined && attempt === 0) {
+        expired = true;
+        break;
+      }
+      if (answer.status === 404 && listed.optional) return 'absent';
+      if (answer.status === 403 && listed.optional) {
+        opts.warn?.(`warning: cannot list ${listed.path} (forbidden): read without ${listed.kind}s`);
+        return 'absent';
+      }
+      if (answer.status !== 200 || !isObj(answer.body) || !Array.isArray(answer.body['items'])) {
+        const detail = statusMessage(answer.body);
+        throw new LiveReadError(
+          `cannot list ${listed.path}: HTTP ${answer.status}${detail !== '' ? `: ${detail}` : ''}`,
+        );
+      }
+      // List items carry no kind of their own; kubectl adds it, and so does this, so the objects are the same.
+      for (const item of answer.body['items'] as unknown[]) {
+        items.push(isObj(item) ? { apiVersion: listed.apiVersion, kind: listed.kind, ...item } : item);
+      }
+      opts.progress?.(listed.kind, items.length);
+      const meta = answer.body['metadata'];
+      const next = isObj(meta) && typeof meta['continue'] === 'string' ? meta['continue'] : '';
+      token = next !== '' ? next : undefined;
+    } while (token !== undefined);
+    if (!expired) return items;
+  }
+}
+
+/** The cluster as one `kind: List`, ready for snapshotFromObjects; absent optional kinds are simply not there. */
+export async function readCluster(get: Getter, opts: ReadOptions = {}): Promise<unknown> {
+  const items: unknown[] = [];
+  for (const listed of LISTED_KINDS) {
+    const objects = await listKind(get, listed, opts);
+    if (objects !== 'absent') for (const o of objects) items.push(o);
+  }
+  return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
+}
+
+/** GETs against the kubeconfig's current cluster, authenticated as kubectl would be (certificates, tokens, exec). */
+export function kubeGetter(kc: KubeConfig, timeoutMs = 60_000): Getter {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new LiveReadError('the kubeconfig has no current cluster');
+  const base = cluster.server.replace(/\/+$/, '');
+  return async (pathAndQuery) => {
+    const url = new URL(`${base}${pathAndQuery}`);
+    const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
+    try {
+      await kc.applyToHTTPSOptions(options);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new LiveReadError(`cannot authenticate to ${base}: ${message.split('\n')[0]}`);
+    }
+    const client = url.protocol === 'https:' ? https : http;
+    return new Promise<HttpAnswer>((resolve, reject) => {
+      const req = client.request(url, options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      });
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
+      req.on('error', (err) =>
+        reject(new LiveReadError(`cannot reach the API server at ${base}: ${err.message.split('\n')[0]}`)),
+      );
+      req.end();
+    });
+  };
+}

@@ -1,0 +1,161 @@
+// `convert --descheduler-policy`: every output is a valid RebalancePolicy in DryRun mode, the settings with a
+// counterpart map to it, and every setting without one is a comment saying why.
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { main } from '../../src/cli/program.js';
+import { convertDeschedulerPolicy } from '../../src/convert/descheduler.js';
+import { parsePolicy } from '../../src/policy/parse.js';
+
+async function convert(file: string): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(['convert', '--descheduler-policy', `test/fixtures/descheduler/${file}`], {
+    stdout: (s) => (out += s),
+    stderr: (s) => (err += s),
+  });
+  return { code, out, err };
+}
+
+/** The output's documents, each with its leading comment lines. */
+function documents(out: string): { comments: string[]; raw: Record<string, unknown> }[] {
+  return out.split(/^---$/m).map((text) => ({
+    comments: text
+      .split('\n')
+      .filter((l) => l.startsWith('# '))
+      .map((l) => l.slice(2)),
+    raw: parseAllDocuments(text)[0]!.toJS() as Record<string, unknown>,
+  }));
+}
+
+describe('convert --descheduler-policy', () => {
+  it.each([
+    ['v1alpha1.yaml', 1],
+    ['v1alpha2-full.yaml', 1],
+    ['v1alpha2-not-carried.yaml', 2],
+    ['configmap.yaml', 1],
+  ])('%s gives %i valid DryRun policies', async (file, count) => {
+    const r = await convert(file);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const docs = documents(r.out);
+    expect(docs).toHaveLength(count);
+    for (const doc of docs) {
+      const policy = parsePolicy(doc.raw, { file });
+      expect(policy.spec.mode).toBe('DryRun');
+      expect(doc.comments.some((c) => c.includes('DryRun'))).toBe(true);
+    }
+  });
+
+  it.each([
+    // [fixture, document, field path, value]
+    ['v1alpha2-full.yaml', 0, 'namespaces.include', ['shop', 'payments']],
+    ['v1alpha2-full.yaml', 0, 'podSelector.matchLabels', { tier: 'web' }],
+    ['v1alpha2-full.yaml', 0, 'eviction.priorityThreshold', { value: 10000 }],
+    ['v1alpha2-full.yaml', 0, 'eviction.nodeFit', true],
+    ['v1alpha2-full.yaml', 0, 'eviction.evictLocalStoragePods', true],
+    ['v1alpha2-full.yaml', 0, 'eviction.evictPodsWithPVC', false],
+    ['v1alpha2-full.yaml', 0, 'eviction.maxPerNode', 5],
+    ['v1alpha2-full.yaml', 0, 'eviction.maxPerNamespace', 3],
+    ['v1alpha2-full.yaml', 0, 'eviction.maxPerCycle', 20],
+    ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints.excludedTaints', ['dedicated=special-user', 'reserved']],
+    ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints.includePreferNoSchedule', true],
+    ['v1alpha2-full.yaml', 0, 'strategies.topologySpread.includeSoftConstraints', true],
+    ['v1alpha2-full.yaml', 0, 'strategies.nodeAffinity', { enabled: true, required: true, preferred: true }],
+    ['v1alpha2-full.yaml', 0, 'strategies.podAntiAffinity.enabled', true],
+    ['v1alpha2-not-carried.yaml', 1, 'eviction.priorityThreshold', undefined],
+    ['v1alpha2-not-carried.yaml', 1, 'strategies.topologySpread.includeSoftConstraints', false],
+    ['v1alpha1.yaml', 0, 'namespaces.exclude', ['kube-system', 'monitoring']],
+    ['v1alpha1.yaml', 0, 'eviction.priorityThreshold', { className: 'priorityclass1' }],
+    ['v1alpha1.yaml', 0, 'eviction.nodeFit', false],
+    ['v1alpha1.yaml', 0, 'eviction.maxPerNode', 40],
+    ['v1alpha1.yaml', 0, 'eviction.evictPodsWithPVC', true],
+    ['v1alpha1.yaml', 0, 'strategies.nodeAffinity.enabled', false],
+    ['v1alpha1.yaml', 0, 'strategies.topologySpread.includeSoftConstraints', true],
+  ])('%s [%i]: spec.%s', async (file, index, path, value) => {
+    const spec = documents((await convert(file)).out)[index]!.raw['spec'];
+    let node: unknown = spec;
+    for (const part of path.split('.')) node = (node as Record<string, unknown>)[part];
+    expect(node).toEqual(value);
+  });
+
+  it.each([
+    [
+      'v1alpha2-full.yaml',
+      0,
+      [
+        'PodLifeTime',
+        'LowNodeUtilization',
+        'evictSystemCriticalPods',
+        'evictFailedBarePods',
+        'nodeSelector',
+        'schedule',
+      ],
+    ],
+    [
+      'v1alpha2-not-carried.yaml',
+      0,
+      [
+        'RemoveDuplicates',
+        'RemovePodsHavingTooManyRestarts',
+        'RemoveFailedPods',
+        'HighNodeUtilization',
+        'nothing in this profile carries over',
+      ],
+    ],
+    ['v1alpha2-not-carried.yaml', 1, ['priorityThreshold.name']],
+    [
+      'v1alpha1.yaml',
+      0,
+      [
+        'RemoveDuplicates',
+        'LowNodeUtilization',
+        'PodLifeTime',
+        'RemovePodsHavingTooManyRestarts',
+        'RemoveFailedPods',
+        'nodeSelector',
+      ],
+    ],
+  ])('%s [%i]: what does not carry over is a comment with a reason', async (file, index, settings) => {
+    const comments = documents((await convert(file)).out)[index]!.comments;
+    for (const setting of settings) {
+      const line = comments.find((c) => c.startsWith(setting));
+      expect(line, setting).toBeDefined();
+      // A reason, not just the name: "X: not carried over: because …".
+      expect(line!.length, setting).toBeGreaterThan(setting.length + 40);
+    }
+  });
+
+  it('names the policies after the profiles (DNS-1123)', async () => {
+    const names = documents((await convert('v1alpha2-not-carried.yaml')).out).map(
+      (d) => (d.raw['metadata'] as { name: string }).name,
+    );
+    expect(names).toEqual(['cleanup', 'spread']);
+  });
+
+  it.each([
+    ['not a DeschedulerPolicy', { kind: 'ConfigMap' }, /kind: must be DeschedulerPolicy/],
+    [
+      'an unknown version',
+      { kind: 'DeschedulerPolicy', apiVersion: 'descheduler/v9' },
+      /apiVersion: must be descheduler\/v1alpha1 or/,
+    ],
+    [
+      'no profiles',
+      { kind: 'DeschedulerPolicy', apiVersion: 'descheduler/v1alpha2', profiles: [] },
+      /profiles: must list/,
+    ],
+  ])('%s is bad input naming the file and field', (_name, raw, message) => {
+    expect(() => convertDeschedulerPolicy(raw, 'p.yaml')).toThrow(message);
+    expect(() => convertDeschedulerPolicy(raw, 'p.yaml')).toThrow(/^p\.yaml: /);
+  });
+
+  it('a missing file is exit 2 with one error line', async () => {
+    let err = '';
+    const code = await main(['convert', '--descheduler-policy', '/nonexistent.yaml'], {
+      stdout: () => undefined,
+      stderr: (s) => (err += s),
+    });
+    expect(code).toBe(2);
+    expect(err).toBe('error: /nonexistent.yaml: cannot read file: no such file\n');
+  });
+});

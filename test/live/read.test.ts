@@ -1,0 +1,246 @@
+// Reading a live cluster: paged GETs only, the same objects kubectl prints, optional kinds that may be absent, and a
+// plan equal to the one from the same cluster saved as a file.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { main } from '../../src/cli/program.js';
+import { findCredentials, loadCredentials } from '../../src/live/kubeconfig.js';
+import { kubeGetter, LISTED_KINDS, listKind, readCluster, type Getter, type HttpAnswer } from '../../src/live/read.js';
+import { readCrdFile, startTestApiServer, type TestApiServer } from '../apiserver/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'kr-live-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const PODS = LISTED_KINDS.find((k) => k.kind === 'Pod')!;
+const POLICIES = LISTED_KINDS.find((k) => k.kind === 'RebalancePolicy')!;
+
+/** A getter that serves `items` in pages and records every path it was asked for. */
+function pagedGetter(items: readonly unknown[], opts: { expireOnce?: boolean } = {}): Getter & { paths: string[] } {
+  const paths: string[] = [];
+  let expire = opts.expireOnce ?? false;
+  const get = (path: string): Promise<HttpAnswer> => {
+    paths.push(path);
+    const url = new URL(path, 'http://x');
+    const limit = Number(url.searchParams.get('limit'));
+    const start = Number(url.searchParams.get('continue') ?? '0');
+    if (start > 0 && expire) {
+      expire = false;
+      return Promise.resolve({ status: 410, body: { kind: 'Status', reason: 'Expired' } });
+    }
+    const end = Math.min(items.length, start + limit);
+    const metadata = end < items.length ? { continue: String(end) } : {};
+    return Promise.resolve({ status: 200, body: { kind: 'PodList', metadata, items: items.slice(start, end) } });
+  };
+  return Object.assign(get, { paths });
+}
+
+const pods = (n: number): unknown[] => Array.from({ length: n }, (_, i) => ({ metadata: { name: `p${i}` } }));
+
+describe('listKind', () => {
+  it.each([
+    [0, 500, 1],
+    [5, 2, 3],
+    [6, 2, 3],
+    [1000, 500, 2],
+    [1001, 500, 3],
+  ])('%i pods in pages of %i take %i requests, each with limit', async (count, pageSize, requests) => {
+    const get = pagedGetter(pods(count));
+    const items = await listKind(get, PODS, { pageSize });
+    expect(items).toHaveLength(count);
+    expect(get.paths).toHaveLength(requests);
+    for (const path of get.paths) expect(path).toMatch(new RegExp(`^/api/v1/pods\\?limit=${pageSize}(&continue=|$)`));
+    // Items get the kind and apiVersion kubectl prints, so the loader sees the same objects as in a saved file.
+    if (count > 0) expect((items as unknown[])[0]).toMatchObject({ kind: 'Pod', apiVersion: 'v1' });
+  });
+
+  it('restarts the list once when the continue token expired, never mixing two versions', async () => {
+    const get = pagedGetter(pods(5), { expireOnce: true });
+    const items = await listKind(get, PODS, { pageSize: 2 });
+    expect(items).toHaveLength(5);
+    expect(get.paths.filter((p) => !p.includes('continue'))).toHaveLength(2);
+  });
+
+  it.each([
+    ['a missing CRD (404) on an optional kind', POLICIES, 404, 'absent', 0],
+    ['a forbidden optional kind (403): warned', POLICIES, 403, 'absent', 1],
+  ])('%s', async (_name, kind, status, result, warnings) => {
+    const lines: string[] = [];
+    const get: Getter = () => Promise.resolve({ status, body: { kind: 'Status', message: 'nope' } });
+    expect(await listKind(get, kind, { warn: (l) => lines.push(l) })).toBe(result);
+    expect(lines).toHaveLength(warnings);
+  });
+
+  it.each([404, 403, 500])('a %i on pods is an error naming the path and the server message', async (status) => {
+    const get: Getter = () => Promise.resolve({ status, body: { kind: 'Status', message: 'the message' } });
+    await expect(listKind(get, PODS)).rejects.toThrow(`cannot list /api/v1/pods: HTTP ${status}: the message`);
+  });
+});
+
+describe('findCredentials', () => {
+  const at = (env: Record<string, string>, files: string[] = []) => ({
+    env,
+    home: '/home/u',
+    exists: (p: string) => files.includes(p),
+  });
+  it.each([
+    ['the flag first', 'f', at({ KUBECONFIG: 'e' }, ['/home/u/.kube/config']), false, { kind: 'flag', path: 'f' }],
+    ['then $KUBECONFIG', undefined, at({ KUBECONFIG: 'a:b' }), false, { kind: 'env', paths: ['a', 'b'] }],
+    [
+      'then ~/.kube/config',
+      undefined,
+      at({}, ['/home/u/.kube/config']),
+      false,
+      { kind: 'home', path: '/home/u/.kube/config' },
+    ],
+    ['then the pod', undefined, at({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }), false, { kind: 'in-cluster' }],
+    [
+      'the pod first for the operator',
+      undefined,
+      at({ KUBERNETES_SERVICE_HOST: 'h', KUBECONFIG: 'e' }),
+      true,
+      { kind: 'in-cluster' },
+    ],
+    ['none at all', undefined, at({}), false, undefined],
+  ])('%s', (_name, flag, where, inClusterFirst, expected) => {
+    expect(findCredentials(flag, where, inClusterFirst)).toEqual(expected);
+  });
+});
+
+describe('loadCredentials', () => {
+  const kubeconfig = (current: string): string =>
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- {name: c1, cluster: {server: "http://127.0.0.1:1"}}',
+      '- {name: c2, cluster: {server: "http://127.0.0.1:2"}}',
+      'users: [{name: u, user: {token: t}}]',
+      'contexts:',
+      '- {name: one, context: {cluster: c1, user: u}}',
+      '- {name: two, context: {cluster: c2, user: u}}',
+      `current-context: "${current}"`,
+    ].join('\n');
+
+  it.each([
+    ['the current context', 'one', undefined, 'http://127.0.0.1:1'],
+    ['--context overrides it', 'one', 'two', 'http://127.0.0.1:2'],
+  ])('%s', (_name, current, context, server) => {
+    const path = join(dir, `kc-${current}-${context}`);
+    writeFileSync(path, kubeconfig(current));
+    expect(loadCredentials({ kind: 'flag', path }, context).getCurrentCluster()?.server).toBe(server);
+  });
+
+  it.each([
+    ['an unknown --context', 'one', 'three', /has no context "three" \(it has: one, two\)/],
+    ['no current context', '', undefined, /current-context: is not set/],
+  ])('%s is bad input', (_name, current, context, problem) => {
+    const path = join(dir, `kc-bad-${current}-${context}`);
+    writeFileSync(path, kubeconfig(current));
+    expect(() => loadCredentials({ kind: 'flag', path }, context)).toThrow(problem);
+  });
+});
+
+describe('plan --kubeconfig against the test API server', () => {
+  let server: TestApiServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  /** The example cluster loaded into a server that changes nothing (no controllers, no seeded objects). */
+  async function serveExample(withCrd: boolean): Promise<{ server: TestApiServer; kubeconfig: string }> {
+    const s = await startTestApiServer({
+      seedNamespaces: false,
+      seedPriorityClasses: false,
+      disruption: { enabled: false },
+      ...(withCrd ? { crds: readCrdFile('crds/rebalancer.dev_rebalancepolicies.yaml') } : { customResources: [] }),
+    });
+    const list = parse(readFileSync('examples/zone-skew.yaml', 'utf8')) as { items: { kind: string }[] };
+    for (const item of list.items) if (withCrd || item.kind !== 'RebalancePolicy') s.store.create(item as never);
+    const kubeconfig = join(dir, `kubeconfig-${s.port}`);
+    writeFileSync(kubeconfig, s.kubeConfig().exportConfig());
+    return { server: s, kubeconfig };
+  }
+
+  async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await main(argv, { stdout: (s) => (out += s), stderr: (s) => (err += s) });
+    return { code, out, err };
+  }
+
+  it('prints the plan --snapshot prints for the same cluster, with list requests only', async () => {
+    const served = await serveExample(true);
+    server = served.server;
+    const mark = server.stats.mark();
+    const live = await run('plan', '--kubeconfig', served.kubeconfig);
+    const saved = await run('plan', '--snapshot', 'examples/zone-skew.yaml');
+    expect(live.err).toBe('');
+    expect(live.code).toBe(0);
+    expect(JSON.parse(live.out)).toEqual(JSON.parse(saved.out));
+    const verbs = new Set(server.stats.requests(undefined, mark).map((r) => r.verb));
+    expect([...verbs]).toEqual(['list']);
+  });
+
+  it('simulate -o table through the live cluster matches the saved one', async () => {
+    const served = await serveExample(true);
+    server = served.server;
+    const live = await run('simulate', '--kubeconfig', served.kubeconfig, '-o', 'table');
+    const saved = await run('simulate', '--snapshot', 'examples/zone-skew.yaml', '-o', 'table');
+    expect(live.code).toBe(0);
+    expect(live.out).toBe(saved.out);
+  });
+
+  it('a cluster without the RebalancePolicy CRD is read without error (the default policy applies)', async () => {
+    const served = await serveExample(false);
+    server = served.server;
+    const live = await run('plan', '--kubeconfig', served.kubeconfig);
+    expect(live.err).toBe('');
+    expect(live.code).toBe(0);
+    expect(JSON.parse(live.out)).toMatchObject({ kind: 'RebalancePlan', policy: 'default' });
+  });
+
+  it('reads every page: pods listed 3 at a time come out whole', async () => {
+    const served = await serveExample(true);
+    server = served.server;
+    const kc = loadCredentials({ kind: 'flag', path: served.kubeconfig }, undefined);
+    const mark = server.stats.mark();
+    const raw = (await readCluster(kubeGetter(kc), { pageSize: 3 })) as { items: { kind: string }[] };
+    const podCount = raw.items.filter((i) => i.kind === 'Pod').length;
+    expect(podCount).toBe(server.store.count('pods'));
+    expect(server.stats.count({ verb: 'list', resource: 'pods' }, mark)).toBe(Math.ceil(podCount / 3));
+  });
+
+  it.each([
+    [
+      'a kubeconfig that does not exist',
+      ['--kubeconfig', '/nonexistent/kubeconfig'],
+      2,
+      /^error: \/nonexistent\/kubeconfig: cannot load the kubeconfig/,
+    ],
+    [
+      '--snapshot with --kubeconfig',
+      ['--snapshot', 'examples/zone-skew.yaml', '--kubeconfig', 'x'],
+      2,
+      /cannot be combined/,
+    ],
+  ])('%s is bad input', async (_name, args, code, message) => {
+    const r = await run('plan', ...args);
+    expect(r.code).toBe(code);
+    expect(r.err).toMatch(message);
+  });
+
+  it('an API server that does not answer is a runtime failure (exit 1) naming it', async () => {
+    const path = join(dir, 'kc-dead');
+    writeFileSync(
+      path,
+      'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:9", insecure-skip-tls-verify: true}}]\n' +
+        'users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+    );
+    const r = await run('plan', '--kubeconfig', path);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error: cannot reach the API server at http:\/\/127\.0\.0\.1:9/);
+  });
+});
