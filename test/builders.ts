@@ -377,6 +377,16 @@ export class PodBuilder extends Builder {
     return this.volume({ persistentVolumeClaim: { claimName: claim } });
   }
 
+  /** A generic ephemeral volume (its claim is named `<pod>-<volume>`). */
+  ephemeral(volumeName: string): this {
+    const list = (this.specObj['volumes'] ??= []) as Json[];
+    list.push({
+      name: volumeName,
+      ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: {} } } },
+    });
+    return this;
+  }
+
   /** A mirror pod: the kubelet's annotation and a Node owner. */
   mirror(): this {
     const node = (this.specObj['nodeName'] as string | undefined) ?? 'node';
@@ -459,6 +469,94 @@ export function makePolicy(name: string, spec: Json = {}): Json {
   };
 }
 
+// ---- volumes ---------------------------------------------------------------------------------------------------
+
+/** A PersistentVolume; `zone` gives it the node affinity a zonal provisioner writes. */
+export class PersistentVolumeBuilder extends Builder {
+  constructor(name: string) {
+    super({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name, uid: `uid-pv-${name}`, creationTimestamp: CREATED },
+      spec: { capacity: { storage: '10Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Delete' },
+      status: { phase: 'Bound' },
+    });
+  }
+
+  /** spec.nodeAffinity.required with one term `key In values`. */
+  nodeAffinityIn(key: string, values: string[]): this {
+    this.specObj['nodeAffinity'] = {
+      required: { nodeSelectorTerms: [{ matchExpressions: [{ key, operator: 'In', values: [...values] }] }] },
+    };
+    return this;
+  }
+
+  zone(zone: string): this {
+    return this.nodeAffinityIn(ZONE, [zone]);
+  }
+
+  storageClass(name: string): this {
+    this.specObj['storageClassName'] = name;
+    return this;
+  }
+
+  /** The claim it is bound to. */
+  claim(namespace: string, name: string): this {
+    this.specObj['claimRef'] = { kind: 'PersistentVolumeClaim', namespace, name };
+    return this;
+  }
+}
+
+export function makePersistentVolume(name: string): PersistentVolumeBuilder {
+  return new PersistentVolumeBuilder(name);
+}
+
+export class PersistentVolumeClaimBuilder extends Builder {
+  constructor(name: string, namespace: string) {
+    super({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace, uid: `uid-pvc-${namespace}-${name}`, creationTimestamp: CREATED },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
+      status: { phase: 'Pending' },
+    });
+  }
+
+  /** Bound to the volume (spec.volumeName, status Bound). */
+  boundTo(volume: string): this {
+    this.specObj['volumeName'] = volume;
+    (this.o['status'] as Json)['phase'] = 'Bound';
+    return this;
+  }
+
+  storageClass(name: string): this {
+    this.specObj['storageClassName'] = name;
+    return this;
+  }
+}
+
+export function makePvc(name: string, namespace = 'default'): PersistentVolumeClaimBuilder {
+  return new PersistentVolumeClaimBuilder(name, namespace);
+}
+
+/** A StorageClass; `zones` become allowedTopologies on the zone label. */
+export function makeStorageClass(
+  name: string,
+  opts: { binding?: 'Immediate' | 'WaitForFirstConsumer'; zones?: string[] } = {},
+): Json {
+  const o: Json = {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    provisioner: 'ebs.csi.example',
+    volumeBindingMode: opts.binding ?? 'WaitForFirstConsumer',
+  };
+  if (opts.zones !== undefined) {
+    o['allowedTopologies'] = [{ matchLabelExpressions: [{ key: ZONE, values: [...opts.zones] }] }];
+  }
+  return o;
+}
+
 // ---- snapshot --------------------------------------------------------------------------------------------------
 
 type Buildable = Json | { obj(): Json };
@@ -511,6 +609,8 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'mirror',
   'localStorage',
   'pvc',
+  'claims',
+  'volumeTopology',
   'evictAnnotation',
   'protectedBy',
 ];

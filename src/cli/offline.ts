@@ -10,6 +10,7 @@ import { simulate } from '../planner/simulate.js';
 import { DEFAULT_POLICY, loadPolicyFile, parsePolicy, resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
 import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
+import { snapshotWarnings } from '../snapshot/sanity.js';
 import { positiveInt } from './args.js';
 import { createProgress, type Progress } from './progress.js';
 import { planTable, simulationTable } from './table.js';
@@ -81,6 +82,7 @@ export async function loadInputs(
           progress: (text) => progress.update(text),
         })
       : await readLive(opts, io, progress);
+  for (const line of snapshotWarnings(loaded.snapshot, opts.snapshot ?? 'the live cluster')) io.stderr(`${line}\n`);
   let policy: Policy;
   let where: { file: string; object?: string };
   if (opts.policy !== undefined) {

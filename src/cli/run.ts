@@ -31,6 +31,11 @@ export function registerRunCommand(program: Command, io: { readonly stderr: (s: 
     )
     .option('--kube-api-burst <n>', 'Kubernetes API requests allowed in a burst', positiveInt, 40)
     .option('--log-level <level>', 'trace, debug, info, warn, error or silent', 'info')
+    .option(
+      '--once',
+      'run one cycle of every policy, then exit (0, or 1 if a cycle failed); for a Job or CronJob',
+      false,
+    )
     .action(async (flags: RunFlags) => {
       process.exitCode = await runOperator(flags, { stderr: io.stderr });
     });

@@ -184,9 +184,14 @@ export function simulationTable(result: SimulationResult): string {
   });
   const total = result.cycles.reduce((n, p) => n + p.summary.evictions, 0);
   const over = result.final.topology.filter((t) => t.whenUnsatisfiable === 'DoNotSchedule' && t.skew > t.maxSkew);
+  const outcome = result.converged
+    ? 'converged'
+    : result.stalled
+      ? 'not converged (nothing more can be planned: see the skipped pods)'
+      : 'not converged (raise --cycles)';
   out.push('');
   out.push(
-    `${plural(total, 'eviction')} in ${plural(result.cycles.length, 'cycle')}; ${result.converged ? 'converged' : 'not converged (raise --cycles)'}; ` +
+    `${plural(total, 'eviction')} in ${plural(result.cycles.length, 'cycle')}; ${outcome}; ` +
       `${over.length} hard constraints above maxSkew, ${result.final.violations.filter((v) => !v.soft).length} hard violations remaining`,
   );
   return out.join('\n') + '\n';

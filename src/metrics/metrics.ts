@@ -9,10 +9,18 @@
 // removed on the next report.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { WhenUnsatisfiable } from '../model/types.js';
 import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
-import { CYCLE_DURATION_BUCKETS, CYCLE_RESULTS, EVICTION_RESULTS, METRICS, STRATEGIES } from './names.js';
-import { ABORT_REASONS } from './names.js';
-import type { AbortReason, CycleResult, EvictionResult } from './names.js';
+import {
+  ABORT_REASONS,
+  CYCLE_DURATION_BUCKETS,
+  CYCLE_RESULTS,
+  CYCLE_TRIGGERS,
+  EVICTION_RESULTS,
+  METRICS,
+  STRATEGIES,
+} from './names.js';
+import type { AbortReason, CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
 
 export const DEFAULT_MAX_SKEW_SERIES = 10_000;
 
@@ -27,7 +35,10 @@ export interface MetricsOptions {
  * One analysed topology group, as far as metrics need it. A planner `TopologyReport` is one: its `workloads`
  * (owning controllers, `Kind/name`) each get a series labelled with the group's namespace and topology key.
  */
-export type TopologySeriesInput = Pick<TopologyReport, 'namespace' | 'topologyKey' | 'skew' | 'maxSkew'> & {
+export type TopologySeriesInput = Pick<
+  TopologyReport,
+  'namespace' | 'topologyKey' | 'whenUnsatisfiable' | 'skew' | 'maxSkew'
+> & {
   readonly workloads?: readonly string[];
 };
 
@@ -47,9 +58,9 @@ export interface RebalancerMetrics {
   recordEviction(policy: string, strategy: Strategy, result: EvictionResult): void;
   /**
    * Records a finished cycle: its duration (not for `skipped_overlap`, which did not run), its outcome and,
-   * on success, the last-success timestamp.
+   * on success, the last-success timestamp. `trigger` is what started it (default: its schedule).
    */
-  observeCycle(policy: string, seconds: number, result: CycleResult): void;
+  observeCycle(policy: string, seconds: number, result: CycleResult, trigger?: CycleTriggerLabel): void;
   /** Counts a cycle stopped early (it is also observed as result `aborted`). */
   recordAbort(policy: string, reason: AbortReason): void;
   /** A scheduled tick of the policy was acted on by the leader now (for the staleness alert). */
@@ -67,7 +78,7 @@ export interface RebalancerMetrics {
   setLeader(isLeader: boolean): void;
   /** Removes every series of a policy (it was deleted, or this replica stopped leading). */
   forgetPolicy(policy: string): void;
-  /** Number of (namespace, workload, topology_key) label sets currently exported. */
+  /** Number of (namespace, workload, topology_key, when_unsatisfiable) label sets currently exported. */
   skewSeriesCount(): number;
 }
 
@@ -75,6 +86,7 @@ interface TopologyLabels {
   readonly namespace: string;
   readonly workload: string;
   readonly topology_key: string;
+  readonly when_unsatisfiable: WhenUnsatisfiable;
 }
 
 interface SeriesValue {
@@ -104,7 +116,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const cycleAborts = new Counter({ ...METRICS.cycleAborts, registers });
   const cycleDue = new Gauge({ ...METRICS.cycleDue, registers });
 
-  // Exported (namespace, workload, topology_key) label sets, and which policies currently report each.
+  // Exported (namespace, workload, topology_key, when_unsatisfiable) label sets, and which policies currently report each.
   const exported = new Map<string, { readonly labels: TopologyLabels; readonly owners: Set<string> }>();
   const ownedByPolicy = new Map<string, Set<string>>();
 
@@ -171,9 +183,14 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     }
   }
 
-  function observeCycle(policy: string, seconds: number, result: CycleResult): void {
+  function observeCycle(
+    policy: string,
+    seconds: number,
+    result: CycleResult,
+    trigger: CycleTriggerLabel = 'schedule',
+  ): void {
     if (result !== 'skipped_overlap') cycleDuration.observe({ policy }, seconds);
-    cycles.inc({ policy, result });
+    cycles.inc({ policy, result, trigger });
     if (result === 'success') lastSuccessfulCycle.set({ policy }, now() / 1000);
   }
 
@@ -194,7 +211,8 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
       violations.remove({ policy, strategy });
       for (const result of EVICTION_RESULTS) evictions.remove({ policy, strategy, result });
     }
-    for (const result of CYCLE_RESULTS) cycles.remove({ policy, result });
+    for (const result of CYCLE_RESULTS)
+      for (const trigger of CYCLE_TRIGGERS) cycles.remove({ policy, result, trigger });
     cycleDuration.remove({ policy });
     lastSuccessfulCycle.remove({ policy });
     planEvictions.remove({ policy });
@@ -231,7 +249,12 @@ function collapseReports(reports: readonly TopologySeriesInput[]): Map<string, S
   const desired = new Map<string, SeriesValue>();
   for (const report of reports) {
     for (const workload of report.workloads ?? []) {
-      const labels: TopologyLabels = { namespace: report.namespace, workload, topology_key: report.topologyKey };
+      const labels: TopologyLabels = {
+        namespace: report.namespace,
+        workload,
+        topology_key: report.topologyKey,
+        when_unsatisfiable: report.whenUnsatisfiable,
+      };
       const value: SeriesValue = { labels, skew: report.skew, maxSkew: report.maxSkew };
       const key = seriesKey(labels);
       const current = desired.get(key);
@@ -247,5 +270,5 @@ function compareSeverity(a: SeriesValue, b: SeriesValue): number {
 }
 
 function seriesKey(labels: TopologyLabels): string {
-  return `${labels.namespace}\u0000${labels.workload}\u0000${labels.topology_key}`;
+  return `${labels.namespace}\u0000${labels.workload}\u0000${labels.topology_key}\u0000${labels.when_unsatisfiable}`;
 }

@@ -24,6 +24,10 @@ export type CycleResult = (typeof CYCLE_RESULTS)[number];
 export const ABORT_REASONS = ['spec_changed', 'deleted', 'leadership_lost', 'shutting_down'] as const;
 export type AbortReason = (typeof ABORT_REASONS)[number];
 
+/** What started a cycle (label `trigger` of `rebalancer_cycles_total`): its cron schedule, a node change, a policy change. */
+export const CYCLE_TRIGGERS = ['schedule', 'node', 'policy'] as const;
+export type CycleTriggerLabel = (typeof CYCLE_TRIGGERS)[number];
+
 /** Every strategy, so violation gauges can be written for all of them (0 when none). */
 export const STRATEGIES: readonly Strategy[] = [
   'TopologySpread',
@@ -38,7 +42,9 @@ export const CYCLE_DURATION_BUCKETS: readonly number[] = [
   0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 ];
 
-const TOPOLOGY_LABELS = ['namespace', 'workload', 'topology_key'] as const;
+// when_unsatisfiable keeps hard (DoNotSchedule) and soft (ScheduleAnyway) constraints apart, so alerts can
+// ignore soft ones that the scheduler itself may leave skewed.
+const TOPOLOGY_LABELS = ['namespace', 'workload', 'topology_key', 'when_unsatisfiable'] as const;
 
 export const METRICS = {
   topologySkew: {
@@ -74,8 +80,8 @@ export const METRICS = {
   cycles: {
     name: 'rebalancer_cycles_total',
     type: 'counter',
-    help: 'Rebalancing cycles by outcome (success, failed, aborted, skipped_overlap).',
-    labelNames: ['policy', 'result'],
+    help: 'Rebalancing cycles by outcome (success, failed, aborted, skipped_overlap) and trigger (schedule, node, policy).',
+    labelNames: ['policy', 'result', 'trigger'],
   },
   cycleAborts: {
     name: 'rebalancer_cycle_aborts_total',

@@ -183,10 +183,49 @@ export interface PodInfo {
   readonly localStorage: boolean;
   /** Uses a persistentVolumeClaim (or an ephemeral volume, which creates one). */
   readonly pvc: boolean;
+  /** The PersistentVolumeClaims the pod mounts, by name (an ephemeral volume's claim is `<pod>-<volume>`). */
+  readonly claims: readonly string[];
+  /**
+   * The nodes its bound volumes can be reached from (resolved against the snapshot's PersistentVolumes,
+   * PersistentVolumeClaims and StorageClasses); empty when no volume limits it. A replacement reuses the claims.
+   */
+  readonly volumeTopology: readonly VolumeTopology[];
   /** rebalancer.dev/evict (or descheduler.alpha.kubernetes.io/evict ⇒ 'always'). */
   readonly evictAnnotation: EvictAnnotation;
   /** Set when an opt-out annotation protects the pod; the text names it. */
   readonly protectedBy: string | undefined;
+}
+
+/** One claim's volume that can be reached only from some nodes: the node must match one of `terms`. */
+export interface VolumeTopology {
+  readonly claim: string;
+  /** `PersistentVolume <name>`, or `StorageClass <name>` for a claim its class will bind in allowed zones. */
+  readonly source: string;
+  readonly terms: readonly NodeSelectorTerm[];
+  /** Canonical text of the terms (`topology.kubernetes.io/zone in (zone-a)`). */
+  readonly text: string;
+}
+
+export interface PersistentVolumeInfo {
+  readonly name: string;
+  readonly storageClassName: string | undefined;
+  /** spec.nodeAffinity.required: terms ORed; undefined when the volume is reachable from every node. */
+  readonly nodeAffinity: { readonly terms: readonly NodeSelectorTerm[]; readonly text: string } | undefined;
+}
+
+export interface PersistentVolumeClaimInfo {
+  readonly namespace: string;
+  readonly name: string;
+  /** spec.volumeName once bound. */
+  readonly volumeName: string | undefined;
+  readonly storageClassName: string | undefined;
+}
+
+export interface StorageClassInfo {
+  readonly name: string;
+  readonly volumeBindingMode: 'Immediate' | 'WaitForFirstConsumer';
+  /** allowedTopologies as node selector terms (ORed); undefined when not set. */
+  readonly allowedTopologies: { readonly terms: readonly NodeSelectorTerm[]; readonly text: string } | undefined;
 }
 
 export interface PdbInfo {

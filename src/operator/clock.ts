@@ -19,6 +19,9 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** setTimeout's largest delay (about 24.8 days); longer delays are slept in steps of it. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => performance.now(),
   wall: () => Date.now(),
@@ -28,17 +31,25 @@ export const systemClock: Clock = {
         resolve();
         return;
       }
+      let timer: NodeJS.Timeout;
       const onAbort = (): void => {
         clearTimeout(timer);
         resolve();
       };
-      const timer = setTimeout(
-        () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        Math.max(0, ms),
-      );
+      // A longer delay would make setTimeout fire after 1 ms (a window a year away, a long debounce).
+      const wakeAt = performance.now() + Math.max(0, ms);
+      const arm = (): void => {
+        const left = wakeAt - performance.now();
+        timer = setTimeout(
+          () => {
+            if (left > MAX_TIMEOUT_MS) return arm();
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          },
+          Math.min(Math.max(0, left), MAX_TIMEOUT_MS),
+        );
+      };
+      arm();
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };

@@ -13,7 +13,18 @@
 import { isObj, type Obj } from '../model/rawJson.js';
 import { matchesSelector } from '../model/labels.js';
 import { pdbKey } from '../model/pdb.js';
-import type { ClusterSnapshot, NamespaceInfo, NodeInfo, PdbInfo, PodInfo, PriorityClassInfo } from '../model/types.js';
+import type {
+  ClusterSnapshot,
+  NamespaceInfo,
+  NodeInfo,
+  PdbInfo,
+  PersistentVolumeClaimInfo,
+  PersistentVolumeInfo,
+  PodInfo,
+  PriorityClassInfo,
+  StorageClassInfo,
+} from '../model/types.js';
+import { withVolumeTopology } from '../model/volumes.js';
 import { workloadKey } from '../planner/budget.js';
 import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
@@ -112,6 +123,9 @@ export class ClusterCache {
   private readonly pdbsByNamespace = new Map<string, Map<string, PdbEntry>>();
   private readonly priorityClasses = new Map<string, PriorityClassInfo>();
   private readonly namespaces = new Map<string, NamespaceInfo>();
+  private readonly persistentVolumes = new Map<string, PersistentVolumeInfo>();
+  private readonly persistentVolumeClaims = new Map<string, PersistentVolumeClaimInfo>();
+  private readonly storageClasses = new Map<string, StorageClassInfo>();
   private readonly policies = new Map<string, PolicyEntry>();
   private readonly policyListeners: PolicyListener[] = [];
   private readonly waiters = new Map<string, Set<Waiter>>();
@@ -225,6 +239,21 @@ export class ClusterCache {
   readonly namespaceHandlers: InformerHandlers<NamespaceInfo> = {
     upsert: (e) => this.apply(e, (v) => this.namespaces.set(v.name, v)),
     remove: (e) => this.change(() => this.namespaces.delete(e.metadata.name)),
+  };
+
+  readonly persistentVolumeHandlers: InformerHandlers<PersistentVolumeInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.persistentVolumes.set(v.name, v)),
+    remove: (e) => this.change(() => this.persistentVolumes.delete(e.metadata.name)),
+  };
+
+  readonly persistentVolumeClaimHandlers: InformerHandlers<PersistentVolumeClaimInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.persistentVolumeClaims.set(`${v.namespace}/${v.name}`, v)),
+    remove: (e) => this.change(() => this.persistentVolumeClaims.delete(this.objectKey(e))),
+  };
+
+  readonly storageClassHandlers: InformerHandlers<StorageClassInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.storageClasses.set(v.name, v)),
+    remove: (e) => this.change(() => this.storageClasses.delete(e.metadata.name)),
   };
 
   readonly policyHandlers: InformerHandlers<PolicyEntry> = {
@@ -404,7 +433,12 @@ export class ClusterCache {
     }
     return {
       nodes: [...this.nodes.values()],
-      pods,
+      // Claims bind after their pods are seen: volume topology is resolved per snapshot, not per pod event.
+      pods: withVolumeTopology(pods, {
+        persistentVolumes: [...this.persistentVolumes.values()],
+        persistentVolumeClaims: [...this.persistentVolumeClaims.values()],
+        storageClasses: [...this.storageClasses.values()],
+      }),
       pdbs,
       priorityClasses: [...this.priorityClasses.values()],
       namespaces: [...this.namespaces.values()],

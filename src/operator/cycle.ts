@@ -24,9 +24,18 @@ import type { PlanOutcome } from '../planner/plan.js';
 import { countSkipReasons } from '../planner/skipReasons.js';
 import type { Policy } from '../policy/types.js';
 import type { Clock } from './clock.js';
+import type { CycleTrigger } from './debounce.js';
 import type { ClusterCache, LastPlanStatus, PolicyEntry } from './clusterCache.js';
 import type { EventRecorder, EventTarget } from './events.js';
 import { PolicyRun, type Degradation, type RunDeps, type RunResult } from './executor.js';
+import {
+  asDryRun,
+  createEvictionGate,
+  nextBoundary,
+  outsideWindowCondition,
+  windowNow,
+  type WindowClosedDuringCycle,
+} from './maintenanceWindows.js';
 import type { LoopDetection } from './pacing.js';
 import {
   buildStatus,
@@ -72,6 +81,10 @@ export interface PolicyState {
   deleted: boolean;
   /** Monotonic time of the last status write started by a run's checkpoint. */
   checkpointAt: number;
+  /** The last cycle stopped evicting because its maintenance window ended (until a window opens again). */
+  windowClosed: WindowClosedDuringCycle | undefined;
+  /** Wakes at the next window boundary to refresh the OutsideWindow condition. */
+  windowTimer: AbortController | undefined;
 }
 
 /**
@@ -192,6 +205,8 @@ export class PolicyController {
       writes: Promise.resolve(),
       deleted: false,
       checkpointAt: this.deps.clock.now(),
+      windowClosed: undefined,
+      windowTimer: undefined,
     };
   }
 
@@ -278,6 +293,7 @@ export class PolicyController {
 
   removed(name: string): void {
     const state = this.states.get(name);
+    state?.windowTimer?.abort();
     this.states.delete(name);
     if (state !== undefined) state.deleted = true;
     state?.run?.abort('deleted');
@@ -302,6 +318,10 @@ export class PolicyController {
 
   private statusOf(entry: PolicyEntry, state: PolicyState): PolicyStatus {
     const policy = entry.policy;
+    // Windows are cron expressions in a time zone: wall time.
+    const window = policy === undefined ? undefined : windowNow(policy, this.deps.clock.wall());
+    if (window?.kind === 'open') state.windowClosed = undefined;
+    this.armWindowTimer(entry.name, state, window === undefined ? undefined : nextBoundary(window));
     const degraded =
       state.paused !== undefined
         ? { reason: state.paused.reason, message: state.paused.message }
@@ -327,6 +347,9 @@ export class PolicyController {
       lastSuccessfulRunTime: state.lastSuccessfulRunTime,
       lastPlan: state.lastPlan,
       totals: state.totals,
+      ...(policy !== undefined && window !== undefined
+        ? { outsideWindow: outsideWindowCondition(policy, window, state.windowClosed) }
+        : {}),
       cooldowns,
       pause:
         p === undefined
@@ -399,6 +422,48 @@ export class PolicyController {
     void this.syncStatus(name);
   }
 
+  /** Rewrites the status when the window state changes next, so OutsideWindow flips on time without a cycle. */
+  private armWindowTimer(name: string, state: PolicyState, at: number | undefined): void {
+    state.windowTimer?.abort();
+    state.windowTimer = undefined;
+    if (at === undefined || this.deps.stopSignal.aborted) return;
+    const timer = new AbortController();
+    state.windowTimer = timer;
+    const stop = (): void => timer.abort();
+    this.deps.stopSignal.addEventListener('abort', stop, { once: true });
+    // A little after the boundary, so the state read then is the new one.
+    // `at` is a window boundary: an instant on the wall clock.
+    void this.deps.clock.sleep(Math.max(0, at - this.deps.clock.wall()) + 10, timer.signal).then(() => {
+      this.deps.stopSignal.removeEventListener('abort', stop);
+      if (!timer.signal.aborted && state.windowTimer === timer) void this.syncStatus(name);
+    });
+  }
+
+  /** The policy as this cycle runs it (DryRun outside every window), the gate that closes at the window's end. */
+  private windowed(
+    policy: Policy,
+    state: PolicyState,
+    now: number,
+  ): { runPolicy: Policy; gate: ReturnType<typeof createEvictionGate> | undefined; fields: object; message: string } {
+    const window = windowNow(policy, now);
+    if (window.kind === 'always') return { runPolicy: policy, gate: undefined, fields: {}, message: 'cycle started' };
+    if (window.kind === 'closed') {
+      const evict = policy.spec.mode === 'Evict';
+      return {
+        runPolicy: evict ? asDryRun(policy) : policy,
+        gate: undefined,
+        fields: { window: 'closed', nextWindow: window.nextStart },
+        message: evict ? 'cycle started outside every maintenance window: planning as DryRun' : 'cycle started',
+      };
+    }
+    state.windowClosed = undefined;
+    const gate =
+      policy.spec.mode === 'Evict'
+        ? createEvictionGate(window.until, this.deps.clock, policy.spec.timeZone)
+        : undefined;
+    return { runPolicy: policy, gate, fields: { window: 'open', windowEnds: window.until }, message: 'cycle started' };
+  }
+
   /** Cooldown holds still in force, for the planner. */
   private cooldownHolds(state: PolicyState, now: number): Map<string, string> {
     const held = new Map<string, string>();
@@ -445,17 +510,24 @@ export class PolicyController {
     void this.syncStatus(entry.name);
   }
 
-  /** One cycle; never rejects. */
-  async runCycle(name: string): Promise<void> {
+  /**
+   * One cycle; never rejects. `trigger` is what started it (logged and counted); `why` the changes, if any.
+   * Resolves to why the cycle failed, was interrupted or left the policy Degraded (for `run --once`), else undefined.
+   */
+  async runCycle(
+    name: string,
+    trigger: CycleTrigger = 'schedule',
+    why?: readonly string[],
+  ): Promise<string | undefined> {
     if (this.adoption !== undefined) await this.adoption;
     const entry = this.deps.cache.policy(name);
     const policy = entry?.policy;
-    if (entry === undefined || policy === undefined || policy.spec.suspend) return;
+    if (entry === undefined || policy === undefined || policy.spec.suspend) return undefined;
     const state = this.state(name);
     if (state === undefined) return;
     state.cycles++;
     const log = this.deps.logger.child({ policy: name, cycle: state.cycles });
-    if (!this.mayRun(entry, state, log)) return;
+    if (!this.mayRun(entry, state, log)) return `paused (Degraded): ${state.paused?.message ?? ''}`;
     const open = (): boolean => this.live(name, state) && this.deps.isLeader();
     const gated = gatedMetrics(
       this.deps.metrics,
@@ -477,13 +549,18 @@ export class PolicyController {
     this.deps.stopSignal.addEventListener('abort', stop, { once: true });
     if (this.deps.stopSignal.aborted) abort.abort('shutting_down');
     state.run = abort;
-    log.info({ mode: policy.spec.mode, generation: entry.generation }, 'cycle started');
+    const { runPolicy, gate, fields, message } = this.windowed(policy, state, this.deps.clock.wall());
+    log.info(
+      { mode: policy.spec.mode, generation: entry.generation, trigger, ...(why ? { changes: why } : {}), ...fields },
+      message,
+    );
     let result: CycleResult = 'success';
     try {
       const run = await new PolicyRun(
         { ...this.deps.run, metrics },
         {
-          policy,
+          policy: runPolicy,
+          ...(gate !== undefined ? { gate } : {}),
           policyTarget: policyTarget(entry),
           logger: log,
           signal: abort.signal,
@@ -500,12 +577,14 @@ export class PolicyController {
       log.error({ err: err instanceof Error ? err.message : String(err) }, state.lastFailure);
       if (open()) this.deps.events.record(policyTarget(entry), 'Warning', 'CycleFailed', state.lastFailure);
     } finally {
+      gate?.dispose();
       this.deps.stopSignal.removeEventListener('abort', stop);
       if (state.run === abort) state.run = undefined;
     }
     const seconds = (this.deps.clock.now() - started) / 1000;
-    metrics.observeCycle(name, seconds, result);
+    metrics.observeCycle(name, seconds, result, trigger);
     if (this.live(name, state)) await this.syncStatus(name);
+    return onceOutcome(result, state);
   }
 
   /** Metrics, totals, status fields and the summary Event of a finished run. */
@@ -520,7 +599,8 @@ export class PolicyController {
     const { counts } = run;
     const last = run.lastPlan.plan;
     const halted = run.halted;
-    const aborted = halted !== undefined && halted !== 'degraded' ? halted : undefined;
+    // A closed window ends a run normally (it did what the window allowed); the other halts are aborts.
+    const aborted = halted !== undefined && halted !== 'degraded' && halted !== 'window_closed' ? halted : undefined;
     // An aborted run's last plan is not the cluster's state (and a deleted policy has no series left to update).
     if (aborted === undefined) {
       metrics.recordTopology(name, last.topology);
@@ -558,6 +638,12 @@ export class PolicyController {
       state.lastRunResult = { result: 'Aborted', reason: why.reason };
       return 'aborted';
     }
+    if (run.halted === 'window_closed') {
+      state.windowClosed = { at: this.deps.clock.wall(), evicted: counts.evicted };
+      const message = `the maintenance window ended during the cycle; evictions stopped: ${summary}`;
+      log.warn(fields, message);
+      this.deps.events.record(target, 'Normal', 'WindowClosed', message);
+    }
     state.lastFailure = undefined;
     state.lastRunResult = { result: 'Succeeded', reason: run.degraded !== undefined ? 'Degraded' : 'Completed' };
     state.lastSuccessfulRunTime = rfc3339(this.deps.clock.wall());
@@ -568,6 +654,13 @@ export class PolicyController {
     }
     return 'success';
   }
+}
+
+/** What `run --once` reports of a cycle: why it failed, was interrupted or left the policy Degraded; else nothing. */
+function onceOutcome(result: CycleResult, state: PolicyState): string | undefined {
+  if (result === 'failed') return state.lastFailure ?? 'the cycle failed';
+  if (result === 'aborted') return `the cycle was interrupted (${state.lastRunResult?.reason ?? 'Aborted'})`;
+  return state.paused === undefined ? undefined : `Degraded: ${state.paused.message}`;
 }
 
 /**

@@ -154,6 +154,15 @@ export interface RunOptions {
   readonly onLoop: (loop: LoopDetection) => void;
   /** The first plan, as soon as it exists (topology metrics, status). */
   readonly onFirstPlan?: (outcome: PlanOutcome) => void;
+  /** Closes when the maintenance window ends (maintenanceWindows.ts): no eviction is sent after, the run halts. */
+  readonly gate?: EvictionGate;
+}
+
+export interface EvictionGate {
+  /** Why evictions must stop now, or undefined while they may go on. */
+  closed(): string | undefined;
+  /** Aborts when the gate closes. */
+  readonly signal: AbortSignal;
 }
 
 export interface Degradation {
@@ -173,7 +182,7 @@ export interface RunResult {
   readonly counts: RunCounts;
   readonly degraded: Degradation | undefined;
   /** Why the run stopped early, if it did. */
-  readonly halted: AbortReason | 'degraded' | undefined;
+  readonly halted: AbortReason | 'degraded' | 'window_closed' | undefined;
 }
 
 function abortReason(signal: AbortSignal): AbortReason {
@@ -238,6 +247,9 @@ export class PolicyRun {
     setMaxListeners(0, this.abort.signal);
     if (opts.signal.aborted) this.halt(abortReason(opts.signal));
     else opts.signal.addEventListener('abort', () => this.halt(abortReason(opts.signal)), { once: true });
+    const gate = opts.gate?.signal;
+    if (gate?.aborted === true) this.halt('window_closed');
+    else gate?.addEventListener('abort', () => this.halt('window_closed'), { once: true });
   }
 
   private get log(): Logger {
@@ -534,6 +546,10 @@ export class PolicyRun {
       if (this.halted !== undefined) return 'halted';
       if (!this.deps.isLeader()) {
         this.halt('leadership_lost');
+        return 'halted';
+      }
+      if (!this.dryRun && this.opts.gate?.closed() !== undefined) {
+        this.halt('window_closed');
         return 'halted';
       }
       try {

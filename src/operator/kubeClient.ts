@@ -29,6 +29,7 @@ import {
   PolicyV1Api,
   ResponseContext,
   SchedulingV1Api,
+  StorageV1Api,
   ServerConfiguration,
   Watch,
   createConfiguration,
@@ -274,6 +275,7 @@ export interface KubeClients {
   readonly core: CoreV1Api;
   readonly policy: PolicyV1Api;
   readonly scheduling: SchedulingV1Api;
+  readonly storage: StorageV1Api;
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
   /** A fresh rate-limited Watch (one per informer, so each can be closed on its own). */
@@ -299,6 +301,7 @@ export function createKubeClients(kc: KubeConfig, opts: KubeClientOptions): Kube
     core: new CoreV1Api(configuration),
     policy: new PolicyV1Api(configuration),
     scheduling: new SchedulingV1Api(configuration),
+    storage: new StorageV1Api(configuration),
     custom: new CustomObjectsApi(configuration),
     coordination: new CoordinationV1Api(configuration),
     newWatch: () => new LimitedWatch(kc, { limiter: opts.limiter, timeoutSeconds: opts.watchTimeoutSeconds }),

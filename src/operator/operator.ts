@@ -4,6 +4,7 @@
 //
 //   informers (supervised ListWatch, objects converted on arrival) ──► ClusterCache ──► snapshot (no API call)
 //   RebalancePolicy informer ──► PolicyScheduler (cron per policy, overlap guard) ──► PolicyController.runCycle
+//   node and policy changes ──► Triggers (debounced per policy) ──► PolicyScheduler.trigger
 //   runCycle ──► PolicyRun (plan → evict → pace → re-plan) ──► status, Events, metrics
 //   LeaderElector (Lease) gates ticks, status writes and every eviction call
 //   one RateLimiter shared by every request (typed clients and watches), except the Lease's: leader election has its
@@ -23,10 +24,12 @@ import { createEventRecorder, type EventRecorder } from './events.js';
 import { createApiEvictor, DEFAULT_RETRY, PdbLedger, type Evictor, type RetryOptions } from './executor.js';
 import { createHttpHandler, type RequestHandler } from './httpServer.js';
 import { pageParams, SupervisedInformer, type InformerSpec, type RawList } from './informers.js';
+import { volumeInformers } from './volumeInformers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
 import { alwaysLeader, createLeaderElector, type LeaderElectionOptions, type LeaderElector } from './leaderElection.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
 import { createRateLimiter, type RateLimiter } from './rateLimiter.js';
+import { Triggers, watchNodeChanges } from './triggers.js';
 import { POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, readPolicy, writePolicyStatus } from './status.js';
 import { InFlightEvictions } from './inFlight.js';
 
@@ -64,6 +67,16 @@ export interface OperatorDeps {
   readonly wrapEvictor?: (evictor: Evictor) => Evictor;
   readonly onThrottle?: ThrottleListener;
   readonly userAgent?: string;
+  /** `run --once`: no cron ticks and no triggers; runAllOnce() drives the cycles. */
+  readonly once?: boolean;
+}
+
+/** How one policy's cycle of `run --once` ended. */
+export interface OnceResult {
+  readonly policy: string;
+  /** Why it failed (an invalid spec, a failed or interrupted cycle, a Degraded pause); undefined when it succeeded. */
+  readonly failure: string | undefined;
+  readonly skipped?: 'suspended';
 }
 
 /** The leader election's own bucket: a renewal every retryPeriod, a few retries; never shared with evictions. */
@@ -86,6 +99,8 @@ export interface Operator {
   tick(policy: string): Promise<void>;
   /** The schedule a policy currently runs on. */
   scheduleOf(policy: string): string | undefined;
+  /** One cycle of every policy in turn, by name (`run --once`; build the operator with `once: true`). */
+  runAllOnce(): Promise<OnceResult[]>;
   /**
    * Stops: no new cycle or eviction starts, the eviction in flight completes, running cycles end and write their
    * status, Events in flight are flushed, the Lease is released (unless `releaseLease: false`, which simulates a
@@ -223,15 +238,30 @@ export function createOperator(deps: OperatorDeps): Operator {
   });
 
   const scheduler = new PolicyScheduler({
-    cron: deps.cron ?? nodeCronFactory(logger),
+    cron: deps.once === true ? () => ({ stop: () => undefined }) : (deps.cron ?? nodeCronFactory(logger)),
     logger,
     metrics,
     isLeader,
-    runCycle: (name) => controller.runCycle(name),
-    specChanged: (entry, previous) => controller.specChanged(entry, previous),
-    removed: (name) => controller.removed(name),
+    runCycle: async (name, trigger, changes) => {
+      await controller.runCycle(name, trigger, changes);
+    },
+    specChanged: (entry, previous) => {
+      controller.specChanged(entry, previous);
+      if (policyInformer.synced() && deps.once !== true) triggers.onPolicy(entry, previous);
+    },
+    removed: (name) => {
+      triggers.forget(name);
+      controller.removed(name);
+    },
   });
   cache.onPolicy(scheduler.onPolicy);
+  const triggers = new Triggers({
+    clock,
+    logger,
+    policies: () => cache.policyList(),
+    policy: (name) => cache.policy(name),
+    start: (name, trigger, changes) => void scheduler.trigger(name, trigger, changes),
+  });
 
   const informerDeps = {
     clock,
@@ -239,6 +269,28 @@ export function createOperator(deps: OperatorDeps): Operator {
     newWatch: () => clients.newWatch(),
     ...(deps.informerBackoff !== undefined ? { backoff: deps.informerBackoff } : {}),
   };
+  const nodeInformer: SupervisedInformer<NodeInfo> = new SupervisedInformer<NodeInfo>(
+    {
+      resource: 'nodes',
+      path: '/api/v1/nodes',
+      list: (page) => clients.core.listNode(pageParams(page)),
+      convert: convertNode,
+    },
+    watchNodeChanges(
+      cache.nodeHandlers,
+      (name) => cache.node(name),
+      () => nodeInformer.synced(),
+      (previous, next) => {
+        if (deps.once !== true) triggers.onNode(previous, next);
+      },
+    ),
+    informerDeps,
+  );
+  const policyInformer = new SupervisedInformer<PolicyEntry>(
+    policyInformerSpec(clients, cache.convertPolicy),
+    cache.policyHandlers,
+    informerDeps,
+  );
   const informers = [
     new SupervisedInformer<PriorityClassInfo>(
       {
@@ -260,16 +312,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       cache.namespaceHandlers,
       informerDeps,
     ),
-    new SupervisedInformer<NodeInfo>(
-      {
-        resource: 'nodes',
-        path: '/api/v1/nodes',
-        list: (page) => clients.core.listNode(pageParams(page)),
-        convert: convertNode,
-      },
-      cache.nodeHandlers,
-      informerDeps,
-    ),
+    nodeInformer,
     new SupervisedInformer<PodEntry>(
       {
         resource: 'pods',
@@ -290,11 +333,8 @@ export function createOperator(deps: OperatorDeps): Operator {
       cache.pdbHandlers,
       informerDeps,
     ),
-    new SupervisedInformer<PolicyEntry>(
-      policyInformerSpec(clients, cache.convertPolicy),
-      cache.policyHandlers,
-      informerDeps,
-    ),
+    policyInformer,
+    ...volumeInformers(clients, cache, informerDeps),
   ];
   const synced = (): boolean => informers.every((i) => i.synced());
 
@@ -353,12 +393,28 @@ export function createOperator(deps: OperatorDeps): Operator {
     isLeader,
     tick: (name) => scheduler.tick(name),
     scheduleOf: (name) => scheduler.scheduleOf(name),
+    async runAllOnce() {
+      const results: OnceResult[] = [];
+      const entries = cache.policyList().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const entry of entries) {
+        if (entry.policy === undefined) {
+          const problems = entry.problems.map((p) => (p.field === '' ? p.problem : `${p.field}: ${p.problem}`));
+          results.push({ policy: entry.name, failure: `invalid spec: ${problems.join('; ')}` });
+        } else if (entry.policy.spec.suspend) {
+          results.push({ policy: entry.name, failure: undefined, skipped: 'suspended' });
+        } else {
+          results.push({ policy: entry.name, failure: await controller.runCycle(entry.name, 'schedule') });
+        }
+      }
+      return results;
+    },
     shutdown(opts = {}) {
       stopped ??= (async () => {
         const release = opts.releaseLease ?? true;
         logger.info({ releaseLease: release }, 'shutting down');
         draining = true;
         stopping.abort();
+        triggers.stop();
         // Cycles see the abort: the eviction in flight completes, no other starts; their status is written while
         // this replica still holds the Lease.
         await scheduler.stop();

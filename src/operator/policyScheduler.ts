@@ -4,12 +4,16 @@
 // - an invalid or suspended policy has no task; a deleted one loses its task and its metric series;
 // - never two cycles of one policy at once: a tick that finds the previous cycle still running is skipped and
 //   counted as rebalancer_cycles_total{result="skipped_overlap"}.
+// - a triggered cycle (a node or policy change, after its debounce: triggers.ts) runs at once when the policy is idle;
+//   when a cycle is running, one follow-up cycle is queued (coalesced) and starts as soon as it ends, so a change that
+//   arrives mid-cycle is never lost and never makes two cycles of one policy run at once.
 // Ticks are ignored while this replica is not the leader. The cron library sits behind CronFactory, so tests drive
 // ticks by hand and production uses node-cron.
 import cron from 'node-cron';
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../metrics/metrics.js';
 import type { PolicyEntry } from './clusterCache.js';
+import type { CycleTrigger } from './debounce.js';
 
 export interface CronTask {
   stop(): void;
@@ -43,7 +47,7 @@ export interface PolicySchedulerDeps {
   readonly metrics: RebalancerMetrics;
   readonly isLeader: () => boolean;
   /** Runs one cycle of the policy (never rejects). */
-  readonly runCycle: (name: string) => Promise<void>;
+  readonly runCycle: (name: string, trigger: CycleTrigger, changes?: readonly string[]) => Promise<void>;
   /** The spec of a policy changed (or it appeared): update its status, abort its running cycle. */
   readonly specChanged: (entry: PolicyEntry, previousGeneration: number | undefined) => void;
   /** The policy was deleted. */
@@ -60,6 +64,8 @@ interface Scheduled {
 export class PolicyScheduler {
   private readonly scheduled = new Map<string, Scheduled>();
   private readonly running = new Map<string, Promise<void>>();
+  /** A triggered cycle to run once the running one ends. */
+  private readonly queued = new Map<string, { trigger: CycleTrigger; changes: readonly string[] }>();
   private stopped = false;
 
   constructor(private readonly deps: PolicySchedulerDeps) {}
@@ -122,7 +128,28 @@ export class PolicyScheduler {
       this.deps.logger.info({ policy: name }, 'previous cycle still running; this tick is skipped');
       return Promise.resolve();
     }
-    const cycle = this.deps.runCycle(name).finally(() => this.running.delete(name));
+    return this.start(name, 'schedule', undefined);
+  }
+
+  /** A triggered cycle: runs now if the policy is idle, else once its running cycle ends (coalesced). */
+  trigger(name: string, trigger: CycleTrigger, changes: readonly string[]): Promise<void> {
+    if (this.stopped || !this.deps.isLeader()) return Promise.resolve();
+    if (this.running.has(name)) {
+      const queued = this.queued.get(name);
+      this.queued.set(name, { trigger: queued?.trigger ?? trigger, changes: [...(queued?.changes ?? []), ...changes] });
+      this.deps.logger.info({ policy: name, trigger, changes }, 'a cycle is running; the triggered cycle follows it');
+      return Promise.resolve();
+    }
+    return this.start(name, trigger, changes);
+  }
+
+  private start(name: string, trigger: CycleTrigger, changes: readonly string[] | undefined): Promise<void> {
+    const cycle = this.deps.runCycle(name, trigger, changes).finally(() => {
+      this.running.delete(name);
+      const next = this.queued.get(name);
+      this.queued.delete(name);
+      if (next !== undefined && this.scheduled.has(name)) void this.trigger(name, next.trigger, next.changes);
+    });
     this.running.set(name, cycle);
     return cycle;
   }
@@ -130,6 +157,7 @@ export class PolicyScheduler {
   /** Stops every schedule and waits for the running cycles. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.queued.clear();
     for (const entry of this.scheduled.values()) entry.task?.stop();
     this.scheduled.clear();
     await Promise.all(this.running.values());

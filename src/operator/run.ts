@@ -14,6 +14,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
 import { findCredentials, NO_CREDENTIALS, processEnvironment, runsInCluster } from '../live/kubeconfig.js';
 import { KubeConfigError, loadKubeConfig } from './kubeClient.js';
+import { runOnce } from './once.js';
 import { createOperator } from './operator.js';
 
 export interface RunOperatorOptions {
@@ -24,6 +25,8 @@ export interface RunOperatorOptions {
   readonly kubeApiQps: number;
   readonly kubeApiBurst: number;
   readonly logLevel?: string;
+  /** One cycle of every policy, then exit (once.ts). */
+  readonly once?: boolean;
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -106,10 +109,28 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     registry,
     identity,
     namespace: opts.namespace,
-    leaderElect: opts.leaderElect,
+    // A Job runs alone (concurrencyPolicy Forbid) and must not wait behind a Lease: --once takes none.
+    leaderElect: opts.leaderElect && opts.once !== true,
     kubeApiQps: opts.kubeApiQps,
     kubeApiBurst: opts.kubeApiBurst,
+    ...(opts.once === true ? { once: true } : {}),
   });
+  if (opts.once === true) {
+    // A Job needs no listener; a signal stops the run like the operator's (no new eviction, status written).
+    const stop = new AbortController();
+    const onSignal = (): void => {
+      stop.abort();
+      void operator.shutdown({ releaseLease: true });
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    try {
+      return await runOnce({ operator, logger, stderr: (l) => io.stderr(l), signal: stop.signal });
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+  }
   const server = createServer(operator.httpHandler);
   try {
     await listen(server, address.host, address.port);

@@ -15,6 +15,8 @@
 //   Degraded   True when a replacement stayed Pending past replacementTimeout (ReplacementPending: the policy is
 //              paused until the replacement is scheduled or the spec changes) or the last cycle failed (CycleFailed).
 //   Ready      True when the policy is valid, not suspended and not degraded: it runs on its schedule.
+//   OutsideWindow  (only for a policy with spec.windows) True outside every maintenance window, with the next
+//              window's start; reason WindowClosed when a window ended during a cycle (maintenanceWindows.ts).
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { LastPlanStatus, PolicyCondition } from './clusterCache.js';
 
@@ -87,6 +89,7 @@ export interface StatusInput {
   readonly cooldowns?: readonly CooldownStatus[];
   readonly pause?: PauseStatus | undefined;
   readonly lastRunResult?: LastRunResult | undefined;
+  readonly outsideWindow?: { readonly status: boolean; readonly reason: string; readonly message: string };
 }
 
 function condition(input: StatusInput, type: string, value: boolean, reason: string, message: string): PolicyCondition {
@@ -136,6 +139,8 @@ export function buildStatus(input: StatusInput): PolicyStatus {
       suspended ? 'spec.suspend is true' : '',
     ),
   ];
+  const w = input.outsideWindow;
+  if (w !== undefined) conditions.push(condition(input, 'OutsideWindow', w.status, w.reason, w.message));
   return {
     observedGeneration: input.generation,
     conditions,

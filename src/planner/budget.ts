@@ -12,7 +12,10 @@ export class DisruptionBudgets {
   private readonly remaining: Map<string, number>;
   private readonly byNamespace = new Map<string, PdbInfo[]>();
 
-  constructor(pdbs: readonly PdbInfo[], allowances: ReadonlyMap<string, number>) {
+  constructor(
+    pdbs: readonly PdbInfo[],
+    private readonly allowances: ReadonlyMap<string, number>,
+  ) {
     this.remaining = new Map(allowances);
     for (const pdb of pdbs) {
       const list = this.byNamespace.get(pdb.namespace);
@@ -25,16 +28,27 @@ export class DisruptionBudgets {
     return pdbsForPod(pod, this.byNamespace.get(pod.namespace) ?? []);
   }
 
-  /** Why the Eviction API would refuse this pod now, or undefined if one more eviction fits its budget. */
-  refusal(pod: PodInfo): string | undefined {
+  /**
+   * Why the Eviction API would refuse this pod now, or undefined if one more eviction fits its budget.
+   * `pacing`: a budget that only this plan spent does not refuse (the executor evicts one at a time as replacements
+   * become Ready, and the budget is whole again by then); a budget the cluster reported as spent still does.
+   */
+  refusal(pod: PodInfo, pacing = false): string | undefined {
     const pdbs = this.pdbsOf(pod);
     if (pdbs.length > 1) {
       return `pod is selected by ${pdbs.length} PodDisruptionBudgets (${pdbs.map(pdbKey).join(', ')}); the Eviction API refuses such pods`;
     }
     const pdb = pdbs[0];
     if (pdb === undefined) return undefined;
-    const left = this.remaining.get(pdbKey(pdb)) ?? 0;
-    return left > 0 ? undefined : `PodDisruptionBudget ${pdbKey(pdb)} allows 0 disruptions`;
+    const key = pdbKey(pdb);
+    const left = this.remaining.get(key) ?? 0;
+    if (left > 0) return undefined;
+    // A budget this plan spent is not one the cluster reported as spent: say which it is.
+    const allowed = this.allowances.get(key) ?? 0;
+    if (pacing && allowed > 0) return undefined;
+    return allowed > 0
+      ? `PodDisruptionBudget ${key}: budget used by this plan (${allowed} of ${allowed})`
+      : `PodDisruptionBudget ${key} allows 0 disruptions`;
   }
 
   /** Records a planned eviction against the pod's budget. Call only after refusal() returned undefined. */
@@ -43,6 +57,14 @@ export class DisruptionBudgets {
     if (pdb === undefined) return;
     const key = pdbKey(pdb);
     this.remaining.set(key, (this.remaining.get(key) ?? 0) - 1);
+  }
+
+  /** Gives back what consume() took, for a planned eviction that is dropped again. */
+  release(pod: PodInfo): void {
+    const pdb = this.pdbsOf(pod)[0];
+    if (pdb === undefined) return;
+    const key = pdbKey(pdb);
+    this.remaining.set(key, (this.remaining.get(key) ?? 0) + 1);
   }
 
   remainingFor(key: string): number | undefined {
@@ -58,8 +80,11 @@ export class EvictionLimits {
 
   constructor(private readonly limits: PolicySpec['eviction']) {}
 
-  /** Which limit one more eviction of this pod would exceed, or undefined. */
-  exceeded(pod: PodInfo): string | undefined {
+  /**
+   * Which limit one more eviction of this pod would exceed, or undefined. `pacing`: maxPerWorkload does not count,
+   * since it bounds the workload's evictions in flight at once, which the executor keeps to as it goes.
+   */
+  exceeded(pod: PodInfo, pacing = false): string | undefined {
     const l = this.limits;
     if (this.total >= l.maxPerCycle) return `limit maxPerCycle (${l.maxPerCycle}) reached`;
     const node = pod.nodeName ?? '';
@@ -68,7 +93,7 @@ export class EvictionLimits {
     if ((this.perNamespace.get(pod.namespace) ?? 0) >= l.maxPerNamespace) {
       return `limit maxPerNamespace (${l.maxPerNamespace}) reached in namespace ${pod.namespace}`;
     }
-    if ((this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
+    if (!pacing && (this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
       return `limit maxPerWorkload (${l.maxPerWorkload}) reached for ${pod.workload.kind}/${pod.workload.name}`;
     }
     return undefined;
@@ -80,8 +105,17 @@ export class EvictionLimits {
   }
 
   consume(pod: PodInfo): void {
-    this.total++;
-    const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + 1);
+    this.count(pod, 1);
+  }
+
+  /** Gives back what consume() took, for a planned eviction that is dropped again. */
+  release(pod: PodInfo): void {
+    this.count(pod, -1);
+  }
+
+  private count(pod: PodInfo, delta: 1 | -1): void {
+    this.total += delta;
+    const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + delta);
     bump(this.perNode, pod.nodeName ?? '');
     bump(this.perNamespace, pod.namespace);
     bump(this.perWorkload, workloadKey(pod));

@@ -1,12 +1,14 @@
 // The planner: the fewest evictions that restore balance, each one justified by a simulated reschedule.
 //
-// Order of work: rule violations first (each needs one move of the offending pod, or of its anti-affinity peer),
-// then skewed spread groups, most excess first. For a group, every step moves one pod from a fullest domain to
-// where the scheduler simulation puts its replacement, re-measuring after each move; a step is kept only if it
-// strictly lowers the group's (skew, domains at max, domains at min), creates no new hard violation and leaves
-// no hard spread group above max(its skew before, its maxSkew). PodDisruptionBudgets, pod protections, priority
-// and the policy's limits are checked before a move is simulated; a refused candidate is reported in `skipped`
-// and the next candidate is tried, so a spent budget is routed around rather than hit.
+// Order of work: rule violations first (one move of the offending pod; for anti-affinity, the rule's owner or every
+// pod its rule matches, as a set), then skewed spread groups, most excess first. For a group, every step moves one
+// pod from a fullest domain to where the scheduler simulation puts its replacement, re-measuring after each move; a
+// step is kept only if it strictly lowers the group's (skew, domains at max, domains at min), creates no new hard
+// violation and leaves no hard spread group above max(its skew before, its maxSkew); and a run of steps is kept only
+// if it ends with the skew lower, since an eviction that lowers no skew is not worth its disruption. Moves are
+// undoable, so a set that cannot be completed is dropped whole. PodDisruptionBudgets, pod protections, priority and
+// the policy's limits are checked before a move is simulated; a refused candidate is reported in `skipped` and the
+// next candidate is tried, so a spent budget is routed around rather than hit.
 import { analyze, type Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 import { tolerationsText } from '../analysis/eligibility.js';
@@ -16,6 +18,7 @@ import { matchesNodeSelectorTerm, matchesRequiredNodeAffinity } from '../model/n
 import { computeAllowances } from '../model/pdb.js';
 import { isTolerated } from '../model/taints.js';
 import type { ClusterSnapshot, NodeInfo, PodInfo, QosClass } from '../model/types.js';
+import { volumeKey, volumesReachable, volumeText } from '../model/volumes.js';
 import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy, PolicySpec } from '../policy/types.js';
 import { ClusterState, skewTuple, tupleLess, type GroupState, type Placed } from '../scheduling/clusterState.js';
@@ -73,11 +76,19 @@ interface AttemptRules {
   readonly fallbackTarget: (pod: PodInfo, from: NodeInfo) => NodeInfo | undefined;
   /** Pods above this priority are not evicted for this purpose (the beneficiary's own priority). */
   readonly maxPriority?: number;
+  /** nodeFit off: the move is worth making even when no current node can take the replacement. */
+  readonly withoutTarget?: boolean;
 }
+
+/** Text of a move whose replacement has no node yet (nodeFit off). */
+const NO_CAPACITY =
+  'no current node can take its replacement, which stays Pending until capacity is added (nodeFit: false)';
 
 class Planner {
   readonly state: ClusterState;
   readonly moves: Move[] = [];
+  /** While completesLater() looks ahead: the limits that only pace the work (see there) are lifted. */
+  private lookingAhead = false;
   readonly unrepairable = new Map<string, string>();
   private readonly skipped = new Map<string, { pod: PodInfo; strategy: Strategy; reason: string }>();
   private readonly budgets: DisruptionBudgets;
@@ -126,30 +137,52 @@ class Planner {
         `priority ${pod.priority} is higher than that of the pod it would make room for (${rules.maxPriority})`,
       );
     }
-    const budget = this.budgets.refusal(pod);
+    const budget = this.budgets.refusal(pod, this.lookingAhead);
     if (budget !== undefined) return refuse(budget);
-    const limit = this.limits.exceeded(pod);
+    const limit = this.limits.exceeded(pod, this.lookingAhead);
     if (limit !== undefined) return refuse(limit);
     const evicted: Placed = { pod, node: from };
+    // A pod held by a zonal volume can only come back where the volume is: when that is what keeps it, say so first.
+    const placementRefusal = (reason: string): Attempt => {
+      const volume = this.limitingVolume(pod);
+      return refuse(volume === undefined ? reason : `${volume}; ${reason}`, true);
+    };
     let target: NodeInfo | undefined;
     if (this.spec.eviction.nodeFit) {
       const placement = placeReplacement(this.state, pod, evicted);
-      if (!placement.node) return refuse(placement.reason ?? 'no node can take a replacement', true);
+      if (!placement.node) return placementRefusal(placement.reason ?? 'no node can take a replacement');
       target = placement.node;
     } else {
       target = rules.fallbackTarget(pod, from);
-      if (!target) return refuse('no node where the replacement would help', true);
+      // The descheduler's nodeFit off: a broken rule is cleared even when the replacement must wait for capacity
+      // to be added (an autoscaler provisions for Pending pods); a volume that no new node can reach is no such case.
+      const volume = pod.volumeTopology[0];
+      if (!target && rules.withoutTarget && volume !== undefined) {
+        return refuse(`${volumeText(pod, volume)}; no node there where the replacement would help`, true);
+      }
+      if (!target && !rules.withoutTarget) return placementRefusal('no node where the replacement would help');
     }
-    const unhelpful = rules.helps(pod, target, from);
-    if (unhelpful !== undefined) return refuse(unhelpful, true);
+    const unhelpful = target === undefined ? undefined : rules.helps(pod, target, from);
+    if (unhelpful !== undefined) return placementRefusal(unhelpful);
     const dependents = this.state.affinityDependents(pod, from);
     if (dependents.length > 0) {
       const d = dependents[0]!;
       return refuse(`the required pod affinity of ${d.namespace}/${d.name} depends on this pod`);
     }
     const worsened = this.worsenedHardGroup(pod, from, target);
-    if (worsened !== undefined) return refuse(worsened, true);
+    if (worsened !== undefined) return placementRefusal(worsened);
     return { ok: true, target };
+  }
+
+  /** The pod's first volume that rules out a node the pod's spec would admit, as text; undefined if none does. */
+  private limitingVolume(pod: PodInfo): string | undefined {
+    for (const v of pod.volumeTopology) {
+      const limits = this.state.nodeList.some(
+        (node) => nodeAdmitsPod(pod, node) && !v.terms.some((t) => matchesNodeSelectorTerm(t, node)),
+      );
+      if (limits) return volumeText(pod, v);
+    }
+    return undefined;
   }
 
   /** A hard spread group the move would push above max(its skew now, its maxSkew). */
@@ -172,6 +205,17 @@ class Planner {
     this.limits.consume(pod);
     this.state.commit(pod, target);
     this.moves.push({ pod, from, target, strategy, reason });
+  }
+
+  /**
+   * Drops the moves planned after `mark` (a length of `moves`), last first, and gives back what they spent.
+   * Each dropped pod is reported with `why`: a set of moves is kept only if it achieves something as a whole.
+   */
+  private rollback(mark: number, why: string): void {
+    for (const m of this.moves.slice(mark)) {
+      this.skipped.set(`${m.pod.uid}\u0000${m.strategy}`, { pod: m.pod, strategy: m.strategy, reason: why });
+    }
+    this.takeBack(mark);
   }
 
   // ---- violations -------------------------------------------------------------------------------------------------
@@ -232,42 +276,90 @@ class Planner {
       .filter((v) => this.actsOn(v))
       .sort((a, b) => Number(a.soft) - Number(b.soft) || order.indexOf(a.strategy) - order.indexOf(b.strategy));
     const degree = conflictDegrees(violations);
+    const byOwner = antiAffinityByOwner(violations);
+    const antiOwners = new Set<string>();
     for (const v of violations) {
       if (!this.stillHolds(v)) continue;
       if (this.limits.cycleFull) {
         this.skip(v.pod, v.strategy, `${this.limits.exceeded(v.pod) ?? 'limit reached'}; left for the next cycle`);
         continue;
       }
-      const candidates = [v.pod];
-      if (v.strategy === 'PodAntiAffinity' && v.peer) candidates.push(v.peer);
-      // The pod in the most anti-affinity conflicts goes first: one eviction may clear several.
-      candidates.sort((a, b) => (degree.get(b.uid) ?? 0) - (degree.get(a.uid) ?? 0) || compareCandidates(a, b));
-      for (const pod of candidates) {
-        const from = this.state.nodeOf(pod);
-        if (!from) continue;
-        const clears = this.clearance(v, pod, from);
-        const result = this.attempt(pod, {
-          strategy: v.strategy,
-          helps: (_p, target) => clears(target),
-          fallbackTarget: () => this.ruleTarget(pod, from, clears),
-          // Moving the pod whose rule is broken needs no cap; moving the other pod of the pair only helps the
-          // rule's owner, so it must not be of higher priority than the owner.
-          maxPriority: v.ruleOwner === undefined || pod === v.ruleOwner ? undefined : v.ruleOwner.priority,
-        });
-        if (result.ok) {
-          this.commit(pod, result.target, v.strategy, this.reasonFor(v, pod));
-          break;
-        }
-        this.skip(pod, v.strategy, result.reason);
+      if (v.strategy === 'PodAntiAffinity' && v.ruleOwner !== undefined) {
+        // One broken anti-affinity rule, whatever the number of pods it matches, is cleared as a whole.
+        if (antiOwners.has(v.ruleOwner.uid)) continue;
+        antiOwners.add(v.ruleOwner.uid);
+        this.clearAntiAffinity(v.ruleOwner, byOwner.get(v.ruleOwner) ?? [], degree);
+        continue;
       }
+      const result = this.attemptClearing(v, v.pod, v.pod);
+      if (result.ok) this.commit(v.pod, result.target, v.strategy, this.withCapacityNote(v.reason, result.target));
+      else this.skip(v.pod, v.strategy, result.reason);
     }
   }
 
-  /** The violation as seen from the pod being evicted (for a peer, its own side of the conflict). */
-  private reasonFor(v: ViolationRecord, pod: PodInfo): string {
-    if (pod === v.pod) return v.reason;
-    const own = this.analysis.violations.find((o) => o.pod === pod && o.strategy === v.strategy && o.peer === v.pod);
-    return own?.reason ?? `conflicts with ${v.pod.namespace}/${v.pod.name}: ${v.reason}`;
+  /** Tries to evict `pod` so that the violation `v` (whose rule belongs to `owner`) is cleared where it lands. */
+  private attemptClearing(v: ViolationRecord, pod: PodInfo, owner: PodInfo): Attempt {
+    const from = this.state.nodeOf(pod);
+    if (!from) return { ok: false, reason: 'pod is already planned for eviction', placement: false };
+    const clears = this.clearance(v, pod, from);
+    return this.attempt(pod, {
+      strategy: v.strategy,
+      helps: (_p, target) => clears(target),
+      fallbackTarget: () => this.ruleTarget(pod, from, clears),
+      // Moving the pod whose rule is broken needs no cap; moving another pod only helps the rule's owner, so it
+      // must not be of higher priority than the owner.
+      maxPriority: pod === owner ? undefined : owner.priority,
+      withoutTarget: !v.soft && v.strategy !== 'PodAffinity',
+    });
+  }
+
+  private withCapacityNote(reason: string, target: NodeInfo | undefined): string {
+    return target === undefined ? `${reason}; ${NO_CAPACITY}` : reason;
+  }
+
+  /**
+   * `owner`'s required anti-affinity matches pods in its domain: either the owner moves, or every one of those
+   * pods does. The cheaper set that can move entirely is planned; a partial set would leave the rule broken, so a
+   * set with a pod that cannot move is dropped whole.
+   */
+  private clearAntiAffinity(owner: PodInfo, conflicts: readonly ViolationRecord[], degree: Map<string, number>): void {
+    if (!this.state.isLive(owner)) return;
+    const peers: PodInfo[] = [];
+    for (const v of conflicts) {
+      const other = v.pod === owner ? v.peer : v.pod;
+      if (other !== undefined && this.state.isLive(other) && !peers.includes(other)) peers.push(other);
+    }
+    if (peers.length === 0) return;
+    const options = [[owner], peers.sort(compareCandidates)];
+    // Fewest evictions first; between equal sets, the pod in the most conflicts (one eviction may clear several),
+    // then the eviction order.
+    const weight = (set: readonly PodInfo[]): number => Math.max(...set.map((p) => degree.get(p.uid) ?? 0));
+    options.sort((a, b) => a.length - b.length || weight(b) - weight(a) || compareCandidates(a[0]!, b[0]!));
+    for (const set of options) {
+      const mark = this.moves.length;
+      let refused: { pod: PodInfo; reason: string } | undefined;
+      for (const pod of set) {
+        const v = conflicts.find((c) => c.pod === pod) ?? conflicts[0]!;
+        const result = this.attemptClearing(v, pod, owner);
+        if (!result.ok) {
+          refused = { pod, reason: result.reason };
+          break;
+        }
+        this.commit(
+          pod,
+          result.target,
+          'PodAntiAffinity',
+          this.withCapacityNote(reasonFor(owner, pod, conflicts), result.target),
+        );
+      }
+      if (refused === undefined) return;
+      const why =
+        `evicting it alone would not clear the anti-affinity of ${owner.namespace}/${owner.name}: ` +
+        `${refused.pod.namespace}/${refused.pod.name} must move too and cannot (${refused.reason})`;
+      this.rollback(mark, why);
+      this.skip(refused.pod, 'PodAntiAffinity', refused.reason);
+      for (const pod of set) if (pod !== refused.pod) this.skip(pod, 'PodAntiAffinity', why);
+    }
   }
 
   /** nodeFit off: the least-loaded node (by pod count) where the violated rule holds, resources ignored. */
@@ -278,7 +370,8 @@ class Planner {
   ): NodeInfo | undefined {
     let best: NodeInfo | undefined;
     for (const node of this.state.nodeList) {
-      if (node === from || !nodeAdmitsPod(pod, node) || clears(node) !== undefined) continue;
+      if (node === from || !nodeAdmitsPod(pod, node) || !volumesReachable(pod, node)) continue;
+      if (clears(node) !== undefined) continue;
       if (!best || this.state.usageOf(node.name).pods < this.state.usageOf(best.name).pods) best = node;
     }
     return best;
@@ -308,15 +401,74 @@ class Planner {
       this.deferred(g);
       return;
     }
+    // An eviction is worth its disruption if it lowers the skew, or if it belongs to a set of this plan's moves that
+    // brings the skew to maxSkew. A step may only lower the number of domains at the maximum or minimum: such a run
+    // is kept while the group reaches maxSkew; otherwise the first run that needed several moves is dropped (with
+    // every move after it) and the group is planned again with steps that each lower the skew.
+    const alone = `evicting it would not lower the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) by itself`;
+    let strict = false;
+    let mark = this.moves.length;
+    let lowest = skewTuple(g.counts, c.minDomains)[0];
+    let firstSet: number | undefined;
     for (;;) {
-      const tuple = skewTuple(g.counts, c.minDomains);
-      if (tuple[0] <= c.maxSkew) return;
-      const step = this.bestStep(g);
-      if (step.kind === 'none') {
-        if (step.unrepairable) this.unrepairable.set(g.group.id, step.unrepairable);
-        return;
+      const skew = skewTuple(g.counts, c.minDomains)[0];
+      if (skew < lowest) {
+        if (this.moves.length - mark > 1) firstSet ??= mark;
+        [mark, lowest] = [this.moves.length, skew];
       }
-      this.commit(step.pod, step.target, 'TopologySpread', step.reason);
+      if (skew <= c.maxSkew) return;
+      const step = this.bestStep(g, strict);
+      if (step.kind === 'move') {
+        this.commit(step.pod, step.target, 'TopologySpread', step.reason);
+        continue;
+      }
+      const why = step.lastReason === undefined ? '' : ` (${step.lastReason})`;
+      if (this.moves.length > mark && this.completesLater(g, strict)) return;
+      if (this.moves.length > mark) {
+        this.rollback(mark, `${alone}, and the evictions that would lower it with it cannot all be made${why}`);
+      }
+      if (firstSet !== undefined) {
+        this.rollback(firstSet, `${alone}, and the set it belongs to does not bring the skew to maxSkew${why}`);
+        [strict, firstSet, mark, lowest] = [true, undefined, this.moves.length, skewTuple(g.counts, c.minDomains)[0]];
+        continue;
+      }
+      // After dropping a set, the skew was still lowered by it: the rest is not known to be unrepairable.
+      if (step.unrepairable !== undefined && !strict) this.unrepairable.set(g.group.id, step.unrepairable);
+      return;
+    }
+  }
+
+  /**
+   * Whether the group's open set of moves reaches maxSkew once the limits that only pace the work are lifted: a
+   * budget spent by this plan alone and maxPerWorkload. Both bound evictions in flight, not evictions in a cycle: the
+   * executor makes the rest one at a time as replacements become Ready, re-planning from the cluster each time, and
+   * `simulate` in its next cycles. Then the moves planned so far are worth their disruption. The moves looked ahead
+   * are taken back (they are not part of this plan) and nothing is reported for them.
+   */
+  private completesLater(g: GroupState, strict: boolean): boolean {
+    const c = g.group.constraint;
+    const mark = this.moves.length;
+    this.lookingAhead = true;
+    try {
+      for (;;) {
+        if (skewTuple(g.counts, c.minDomains)[0] <= c.maxSkew) return true;
+        const step = this.bestStep(g, strict);
+        if (step.kind !== 'move') return false;
+        this.commit(step.pod, step.target, 'TopologySpread', step.reason);
+      }
+    } finally {
+      this.lookingAhead = false;
+      this.takeBack(mark);
+    }
+  }
+
+  /** Drops the moves after `mark` without reporting them (see rollback for moves that are refused). */
+  private takeBack(mark: number): void {
+    while (this.moves.length > mark) {
+      const m = this.moves.pop()!;
+      this.state.uncommit(m.pod, m.from, m.target);
+      this.budgets.release(m.pod);
+      this.limits.release(m.pod);
     }
   }
 
@@ -327,11 +479,13 @@ class Planner {
     if (first && limit) this.skip(first, 'TopologySpread', `${limit}; the group's skew is left for the next cycle`);
   }
 
+  /** The best next move of the group; `strict`: only a move that lowers the skew itself. */
   private bestStep(
     g: GroupState,
+    strict: boolean,
   ):
     | { kind: 'move'; pod: PodInfo; target: NodeInfo | undefined; reason: string }
-    | { kind: 'none'; unrepairable: string | undefined } {
+    | { kind: 'none'; unrepairable: string | undefined; lastReason: string | undefined } {
     const c = g.group.constraint;
     const before = skewTuple(g.counts, c.minDomains);
     let max = 0;
@@ -344,7 +498,8 @@ class Planner {
       strategy: 'TopologySpread',
       helps: (pod, target, from) => {
         const after = this.state.tupleAfter(g, pod, from, target);
-        return tupleLess(after, before) ? undefined : 'the replacement would not reduce the skew';
+        const better = strict ? after[0] < before[0] : tupleLess(after, before);
+        return better ? undefined : 'the replacement would not reduce the skew';
       },
       fallbackTarget: (pod) => this.emptiestNode(g, pod),
     };
@@ -353,13 +508,14 @@ class Planner {
     let placementOnly = true;
     let lastReason: string | undefined;
     for (const pod of candidates) {
-      // Replicas of one workload on one node fare alike unless their spec differs where the scheduler looks.
-      const wk = `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}`;
+      // Replicas of one workload on one node fare alike where the scheduler looks unless their spec or volumes
+      // differ; a refusal of the pod itself (protection, budget, age, limits) says nothing about the others.
+      const wk = `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
       if (refusedWorkloads.has(wk)) continue;
       const result = this.attempt(pod, rules);
       if (!result.ok) {
         this.skip(pod, 'TopologySpread', result.reason);
-        refusedWorkloads.add(wk);
+        if (result.placement) refusedWorkloads.add(wk);
         placementOnly &&= result.placement;
         lastReason = result.reason;
         continue;
@@ -370,7 +526,11 @@ class Planner {
       if (benefit.improved === benefit.possible || found.length >= 4) break;
     }
     if (found.length === 0) {
-      return { kind: 'none', unrepairable: placementOnly && candidates.length > 0 ? lastReason : undefined };
+      return {
+        kind: 'none',
+        unrepairable: placementOnly && candidates.length > 0 ? lastReason : undefined,
+        lastReason,
+      };
     }
     // Prefer the move that also improves other skewed groups; ties keep the eviction order.
     const best = found.reduce((a, b) => (b.benefit > a.benefit ? b : a));
@@ -411,13 +571,31 @@ class Planner {
     for (const [nodeName, domain] of g.group.domainsByNode) {
       const count = g.counts.get(domain)!;
       const node = this.state.nodes.get(nodeName)!;
-      if (count < bestCount && nodeAdmitsPod(pod, node)) {
+      if (count < bestCount && nodeAdmitsPod(pod, node) && volumesReachable(pod, node)) {
         best = node;
         bestCount = count;
       }
     }
     return best;
   }
+}
+
+/** Anti-affinity violations by the pod whose rule they break (both sides of each pair). */
+function antiAffinityByOwner(violations: readonly ViolationRecord[]): Map<PodInfo, ViolationRecord[]> {
+  const out = new Map<PodInfo, ViolationRecord[]>();
+  for (const v of violations) {
+    if (v.strategy !== 'PodAntiAffinity' || v.ruleOwner === undefined) continue;
+    const list = out.get(v.ruleOwner);
+    if (list) list.push(v);
+    else out.set(v.ruleOwner, [v]);
+  }
+  return out;
+}
+
+/** The conflict as seen from the pod being evicted (for a pod matched by another's rule, its own side). */
+function reasonFor(owner: PodInfo, pod: PodInfo, conflicts: readonly ViolationRecord[]): string {
+  const own = conflicts.find((o) => o.pod === pod);
+  return own?.reason ?? `conflicts with ${owner.namespace}/${owner.name}'s required anti-affinity`;
 }
 
 /** How many anti-affinity conflicts each pod is part of. */

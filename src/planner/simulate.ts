@@ -11,8 +11,20 @@ import type { RebalancePlan, TopologyReport, Violation } from './types.js';
 export interface SimulationResult {
   readonly cycles: readonly RebalancePlan[];
   readonly final: { readonly topology: readonly TopologyReport[]; readonly violations: readonly Violation[] };
-  /** True when the last cycle planned no eviction (nothing more to do), false when --cycles ran out first. */
+  /**
+   * True when the last cycle planned no eviction and no acted-on DoNotSchedule constraint is left above its maxSkew
+   * except those reported unrepairable; false when --cycles ran out first or the planner stalled.
+   */
   readonly converged: boolean;
+  /** The last cycle planned nothing although such a constraint is still above its maxSkew (see its skipped pods). */
+  readonly stalled: boolean;
+}
+
+/** Hard spread constraints the plan acts on that are still above maxSkew and not reported unrepairable. */
+export function repairableSkew(plan: RebalancePlan): TopologyReport[] {
+  return plan.topology.filter(
+    (t) => t.whenUnsatisfiable === 'DoNotSchedule' && t.skewAfter > t.maxSkew && t.unrepairable === undefined,
+  );
 }
 
 export interface SimulationOptions {
@@ -65,12 +77,14 @@ export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: Sim
   const cycles: RebalancePlan[] = [];
   let current = snapshot;
   let converged = false;
+  let stalled = false;
   for (let i = 0; i < options.cycles; i++) {
     options.onCycle?.(i + 1, options.cycles);
     const outcome = planCycle(current, policy);
     cycles.push(outcome.plan);
     if (outcome.moves.length === 0) {
-      converged = true;
+      stalled = repairableSkew(outcome.plan).length > 0;
+      converged = !stalled;
       break;
     }
     current = applyMoves(current, outcome.moves, (i + 1) * 1000);
@@ -84,5 +98,6 @@ export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: Sim
       violations: violationReports(analysis),
     },
     converged,
+    stalled,
   };
 }

@@ -3,7 +3,15 @@
 // snapshot's policy may omit anything.
 import { MATCH_EVERYTHING } from '../model/labels.js';
 import type { Selector } from '../model/types.js';
-import type { DefaultConstraint, Policy, PolicyMode, PolicySpec, PriorityThreshold, TaintMatcher } from './types.js';
+import type {
+  DefaultConstraint,
+  MaintenanceWindow,
+  Policy,
+  PolicyMode,
+  PolicySpec,
+  PriorityThreshold,
+  TaintMatcher,
+} from './types.js';
 
 /** What parsing found in a spec, validated; anything absent gets its default. */
 export interface PolicyInput {
@@ -38,6 +46,9 @@ export interface PolicyInput {
     replacementTimeoutMs?: number;
     cooldownMs?: number;
   };
+  triggers?: { nodeChanges?: boolean; debounceMs?: number };
+  windows?: readonly MaintenanceWindow[];
+  timeZone?: string;
 }
 
 const MINUTE = 60_000;
@@ -95,6 +106,12 @@ export const DEFAULT_SPEC: PolicySpec = deepFreeze({
     // Long enough to outlast a reschedule-back loop (evict → scheduler puts it back → evict).
     cooldownMs: 30 * MINUTE,
   },
+  // React to node changes within seconds; 2 s gathers the burst of updates one node operation makes (a drain, a
+  // relabel by a controller) into one cycle, while still reacting far sooner than any schedule.
+  triggers: { nodeChanges: true, debounceMs: 2_000 },
+  // No windows: evictions may happen whenever a cycle runs, as before windows existed.
+  windows: [],
+  timeZone: 'UTC',
 });
 
 /** Freezes the defaults all the way down, so a caller mutating a defaulted policy cannot change them for everyone. */
@@ -137,6 +154,9 @@ export function applyDefaults(input: PolicyInput): PolicySpec {
       nodeTaints: { ...d.strategies.nodeTaints, ...defined(s.nodeTaints) },
     },
     eviction: { ...d.eviction, ...defined(input.eviction) },
+    triggers: { ...d.triggers, ...defined(input.triggers) },
+    windows: input.windows ?? d.windows,
+    timeZone: input.timeZone ?? d.timeZone,
   };
 }
 

@@ -12,7 +12,15 @@ import { BUILTIN_PRIORITY_CLASSES, describeObject } from '../snapshot/convert.js
 import { flattenObjects, parseDocuments, readInputFile } from '../snapshot/load.js';
 import { applyDefaults, type PolicyInput } from './defaults.js';
 import { DurationError, parseDuration } from './duration.js';
-import type { DefaultConstraint, Policy, PolicyMode, PriorityThreshold, TaintMatcher } from './types.js';
+import type {
+  DefaultConstraint,
+  MaintenanceWindow,
+  Policy,
+  PolicyMode,
+  PriorityThreshold,
+  TaintMatcher,
+} from './types.js';
+import { timeZoneProblem, windowScheduleProblem } from './windows.js';
 
 export { DEFAULT_POLICY } from './defaults.js';
 
@@ -360,6 +368,48 @@ function readEviction(r: Reader, spec: Obj | undefined): PolicyInput['eviction']
   };
 }
 
+function readTriggers(r: Reader, spec: Obj | undefined): PolicyInput['triggers'] {
+  const t = r.object(spec, 'triggers', 'spec', ['nodeChanges', 'debounce']);
+  return {
+    nodeChanges: r.bool(t, 'nodeChanges', 'spec.triggers'),
+    debounceMs: r.duration(t, 'debounce', 'spec.triggers'),
+  };
+}
+
+const MAX_WINDOWS = 16;
+
+function readWindows(r: Reader, spec: Obj | undefined): MaintenanceWindow[] | undefined {
+  const value = spec?.['windows'];
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) return r.fail('spec.windows', `must be a list (got ${typeName(value)})`);
+  if (value.length > MAX_WINDOWS)
+    return r.fail('spec.windows', `must have at most ${MAX_WINDOWS} windows (got ${value.length})`);
+  const out: MaintenanceWindow[] = [];
+  value.forEach((item, i) => {
+    const p = `spec.windows[${i}]`;
+    const w = r.objectValue(item, p, ['schedule', 'duration']);
+    if (w === undefined) return;
+    let schedule = r.string(w, 'schedule', p);
+    if (!present(w['schedule'])) r.fail(`${p}.schedule`, "is required (a cron expression of the window's start)");
+    else if (schedule !== undefined) {
+      const problem = scheduleProblem(schedule) ?? windowScheduleProblem(schedule);
+      if (problem !== undefined) schedule = r.fail(`${p}.schedule`, problem);
+    }
+    let durationMs = r.duration(w, 'duration', p);
+    if (!present(w['duration'])) r.fail(`${p}.duration`, 'is required (a Go duration such as "6h")');
+    else if (durationMs === 0) durationMs = r.fail(`${p}.duration`, 'must be positive (got "0s")');
+    if (schedule !== undefined && durationMs !== undefined) out.push({ schedule, durationMs });
+  });
+  return out;
+}
+
+function readTimeZone(r: Reader, spec: Obj | undefined): string | undefined {
+  const zone = r.string(spec, 'timeZone', 'spec');
+  if (zone === undefined) return undefined;
+  const problem = timeZoneProblem(zone);
+  return problem === undefined ? zone : r.fail('spec.timeZone', problem);
+}
+
 function readSpec(r: Reader, spec: Obj | undefined): PolicyInput {
   const schedule = r.string(spec, 'schedule', 'spec');
   if (schedule !== undefined) {
@@ -379,6 +429,9 @@ function readSpec(r: Reader, spec: Obj | undefined): PolicyInput {
     podSelector: r.selector(spec, 'podSelector', 'spec'),
     strategies: readStrategies(r, spec),
     eviction: readEviction(r, spec),
+    triggers: readTriggers(r, spec),
+    windows: readWindows(r, spec),
+    timeZone: readTimeZone(r, spec),
   };
 }
 
@@ -417,6 +470,9 @@ export function checkPolicy(raw: unknown): { policy: Policy | undefined; problem
     'podSelector',
     'strategies',
     'eviction',
+    'triggers',
+    'windows',
+    'timeZone',
   ]);
   const input = readSpec(r, spec);
   if (r.problems.length > 0) return { policy: undefined, problems: r.problems };

@@ -22,6 +22,12 @@ export interface TaintMatcher {
   readonly value: string | undefined;
 }
 
+/** A maintenance window: opens at each start of `schedule` (cron, in the policy's timeZone), stays open `durationMs`. */
+export interface MaintenanceWindow {
+  readonly schedule: string;
+  readonly durationMs: number;
+}
+
 export interface PolicySpec {
   readonly schedule: string;
   readonly suspend: boolean;
@@ -58,6 +64,11 @@ export interface PolicySpec {
     readonly replacementTimeoutMs: number;
     readonly cooldownMs: number;
   };
+  readonly triggers: { readonly nodeChanges: boolean; readonly debounceMs: number };
+  /** Empty: evictions may happen at any time. */
+  readonly windows: readonly MaintenanceWindow[];
+  /** IANA name, checked with Intl when parsed. */
+  readonly timeZone: string;
 }
 
 export interface Policy {

@@ -369,6 +369,37 @@ export class ClusterState {
     if (target) this.place(replacement, target);
   }
 
+  /**
+   * Undoes the last commit() of `pod` (evicted from `from`, its replacement on `target`). Undos must come in the
+   * reverse order of the commits, so the planner can try a set of moves and drop it when the set does not help.
+   */
+  uncommit(pod: PodInfo, from: NodeInfo, target: NodeInfo | undefined, replacement: PodInfo = pod): void {
+    this.version++;
+    if (target) this.unplace(replacement, target);
+    this.removed.delete(pod.uid);
+    addResources(this.usageOf(from.name), pod, 1);
+    for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, 1);
+    for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
+      const domain = g.group.domainsByNode.get(from.name);
+      if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);
+    }
+    for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, from, 1);
+  }
+
+  private unplace(pod: PodInfo, node: NodeInfo): void {
+    this.location.delete(pod.uid);
+    addResources(this.usageOf(node.name), pod, -1);
+    for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
+      const domain = g.group.domainsByNode.get(node.name);
+      if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! - 1);
+    }
+    for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, -1);
+    for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, -1);
+    const last = this.added.pop();
+    if (last?.pod !== pod) throw new Error('ClusterState.uncommit: undos must reverse the order of commits');
+    if (pod.podAffinity.length > 0) this.affinityOwners.pop();
+  }
+
   /** Adds a pod (a replacement) on a node. */
   place(pod: PodInfo, node: NodeInfo): void {
     this.version++;

@@ -1,12 +1,14 @@
 // Where would the scheduler put a replacement? The filters of kube-scheduler that matter for a pod that was
 // already schedulable once — NodeUnschedulable, NodeResourcesFit, NodeAffinity, TaintToleration,
-// InterPodAffinity (both directions) and PodTopologySpread (DoNotSchedule) — then, among feasible nodes, the
-// node with the fewest matching pods in its domains (PodTopologySpread scoring), then the best preferred node
-// affinity, then the fewest untolerated PreferNoSchedule taints, then the least allocated node.
+// InterPodAffinity (both directions), VolumeBinding (a bound volume's node affinity) and PodTopologySpread
+// (DoNotSchedule) — then, among feasible nodes, the node with the fewest matching pods in its domains
+// (PodTopologySpread scoring), then the best preferred node affinity, then the fewest untolerated
+// PreferNoSchedule taints, then the least allocated node.
 // The evicted pod is treated as gone while its replacement is placed.
 import { labelValue, matchesSelector } from '../model/labels.js';
 import { matchesNodeSelectorTerm } from '../model/nodeAffinity.js';
 import { isTolerated } from '../model/taints.js';
+import { volumeKey, volumesReachable } from '../model/volumes.js';
 import type { NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
 import { tolerationsText } from '../analysis/eligibility.js';
 import { nodeAdmitsPod, requiredAffinityProblem } from '../analysis/violations.js';
@@ -212,10 +214,11 @@ export interface PlacementResult {
 
 /** Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec. */
 export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly number[] {
-  return state.memo(`admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}`, () => {
+  const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
+  return state.memo(key, () => {
     const out: number[] = [];
     state.nodeList.forEach((node, i) => {
-      if (nodeAdmitsPod(pod, node)) out.push(i);
+      if (nodeAdmitsPod(pod, node) && volumesReachable(pod, node)) out.push(i);
     });
     return out;
   });
@@ -243,7 +246,10 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
   if (admitting.length === 0) {
     return {
       node: undefined,
-      reason: 'no node can take a replacement (none is Ready, uncordoned, tolerated and matching its node affinity)',
+      reason:
+        pod.volumeTopology.length === 0
+          ? 'no node can take a replacement (none is Ready, uncordoned, tolerated and matching its node affinity)'
+          : 'no node can take a replacement (none is Ready, uncordoned, tolerated, matching its node affinity and able to reach its volumes)',
     };
   }
   if (scoreBuffer.length < admitting.length) scoreBuffer = new Float64Array(admitting.length * 2);
@@ -303,7 +309,7 @@ export function placementCheck(
   const ctx = buildContext(state, pod, evicted);
   return (node) => {
     const index = state.nodeIndex.get(node.name);
-    if (index === undefined || !nodeAdmitsPod(pod, node)) return false;
+    if (index === undefined || !nodeAdmitsPod(pod, node) || !volumesReachable(pod, node)) return false;
     return (scope === 'all' ? dynamicProblem(ctx, node, index) : interPodProblem(ctx, node)) === undefined;
   };
 }

@@ -24,6 +24,8 @@ import type {
   NodeSelectorTerm,
   OwnerRef,
   PdbInfo,
+  PersistentVolumeClaimInfo,
+  PersistentVolumeInfo,
   PodAffinityTerm,
   PodInfo,
   PodPhase,
@@ -34,6 +36,7 @@ import type {
   Resources,
   Selector,
   SpreadConstraint,
+  StorageClassInfo,
   Taint,
   TaintEffect,
   Toleration,
@@ -776,17 +779,30 @@ function protectedByOf(annotations: Obj | undefined, evict: EvictAnnotation): st
   return undefined;
 }
 
-function volumeFlags(spec: Obj | undefined): { localStorage: boolean; pvc: boolean } {
+function volumeFlags(
+  spec: Obj | undefined,
+  podName: string,
+): { localStorage: boolean; pvc: boolean; claims: readonly string[] } {
   const volumes = getList(spec, 'volumes', 'spec');
   let localStorage = false,
     pvc = false;
-  if (volumes === undefined) return { localStorage, pvc };
+  if (volumes === undefined) return { localStorage, pvc, claims: EMPTY };
+  const claims: string[] = [];
   for (const v of volumes) {
     if (!isObj(v)) continue;
     if (present(v['emptyDir']) || present(v['hostPath'])) localStorage = true;
-    if (present(v['persistentVolumeClaim']) || present(v['ephemeral'])) pvc = true;
+    const claim = v['persistentVolumeClaim'];
+    if (present(claim)) {
+      pvc = true;
+      if (isObj(claim) && typeof claim['claimName'] === 'string') claims.push(intern(claim['claimName']));
+    }
+    if (present(v['ephemeral'])) {
+      pvc = true;
+      // The ephemeral volume controller names the claim after the pod and the volume.
+      if (typeof v['name'] === 'string') claims.push(intern(`${podName}-${v['name']}`));
+    }
   }
-  return { localStorage, pvc };
+  return { localStorage, pvc, claims: claims.length === 0 ? EMPTY : claims };
 }
 
 // ---- converters ------------------------------------------------------------------------------------------------
@@ -1062,7 +1078,7 @@ export function convertPod(raw: unknown, resolvePriority: PriorityResolver = () 
   const priority = getInt(spec, 'priority', 'spec') ?? resolvePriority(priorityClassName);
   const resources = memoResources(spec);
   const evictAnnotation = evictAnnotationOf(annotations);
-  const { localStorage, pvc } = volumeFlags(spec);
+  const { localStorage, pvc, claims } = volumeFlags(spec, name);
   const nodeName = getString(spec, 'nodeName', 'spec');
   memoNodeAffinity(spec, affinity);
   const spread = memoSpread(spec, labels, rawLabels);
@@ -1096,6 +1112,9 @@ export function convertPod(raw: unknown, resolvePriority: PriorityResolver = () 
       owner?.kind === 'Node',
     localStorage,
     pvc,
+    claims,
+    // Resolved once the snapshot's volumes are known (withVolumeTopology).
+    volumeTopology: EMPTY,
     evictAnnotation,
     protectedBy: protectedByOf(annotations, evictAnnotation),
   };
@@ -1192,7 +1211,84 @@ export function makePriorityResolver(classes: readonly PriorityClassInfo[]): Pri
   };
 }
 
-const NAMESPACED = new Set(['Pod', 'PodDisruptionBudget']);
+// ---- volumes ---------------------------------------------------------------------------------------------------
+
+/** Terms ORed, with the canonical text of requiredNodeAffinity's terms. */
+function termsOf(rawTerms: readonly unknown[], path: string): { terms: NodeSelectorTerm[]; text: string } {
+  const canonical = rawTerms.map((t, i) => nodeSelectorTerm(t, `${path}[${i}]`));
+  canonical.sort((a, b) => compareText(a.text, b.text));
+  const unique = canonical.filter((t, i) => i === 0 || t.text !== canonical[i - 1]!.text);
+  const text = unique.length === 1 ? unique[0]!.text : unique.map((t) => `(${t.text})`).join(' or ');
+  return { terms: unique.map((t) => t.term), text: intern(text) };
+}
+
+export function convertPersistentVolume(raw: unknown): PersistentVolumeInfo {
+  const o = root(raw);
+  const meta = getObj(o, 'metadata', '');
+  const name = requireString(meta, 'name', 'metadata');
+  const spec = getObj(o, 'spec', '');
+  const required = getObj(getObj(spec, 'nodeAffinity', 'spec'), 'required', 'spec.nodeAffinity');
+  let nodeAffinity: PersistentVolumeInfo['nodeAffinity'];
+  if (required !== undefined) {
+    const path = 'spec.nodeAffinity.required.nodeSelectorTerms';
+    const rawTerms = getList(required, 'nodeSelectorTerms', 'spec.nodeAffinity.required');
+    if (rawTerms === undefined || rawTerms.length === 0) {
+      throw new FieldError(path, 'must have at least one node selector term');
+    }
+    nodeAffinity = termsOf(rawTerms, path);
+  }
+  const storageClassName = getString(spec, 'storageClassName', 'spec') || undefined;
+  return { name: intern(name), storageClassName: storageClassName && intern(storageClassName), nodeAffinity };
+}
+
+export function convertPersistentVolumeClaim(raw: unknown): PersistentVolumeClaimInfo {
+  const o = root(raw);
+  const meta = getObj(o, 'metadata', '');
+  const name = requireString(meta, 'name', 'metadata');
+  const namespace = intern(getString(meta, 'namespace', 'metadata') || 'default');
+  const spec = getObj(o, 'spec', '');
+  const volumeName = getString(spec, 'volumeName', 'spec') || undefined;
+  const storageClassName = getString(spec, 'storageClassName', 'spec') || undefined;
+  return {
+    namespace,
+    name: intern(name),
+    volumeName: volumeName && intern(volumeName),
+    storageClassName: storageClassName && intern(storageClassName),
+  };
+}
+
+const BINDING_MODES = ['Immediate', 'WaitForFirstConsumer'] as const;
+
+export function convertStorageClass(raw: unknown): StorageClassInfo {
+  const o = root(raw);
+  const meta = getObj(o, 'metadata', '');
+  const name = requireString(meta, 'name', 'metadata');
+  const volumeBindingMode = getEnum(o, 'volumeBindingMode', '', BINDING_MODES) ?? 'Immediate';
+  const rawTopologies = getList(o, 'allowedTopologies', '');
+  let allowedTopologies: StorageClassInfo['allowedTopologies'];
+  if (rawTopologies !== undefined && rawTopologies.length > 0) {
+    // A TopologySelectorTerm's matchLabelExpressions are `key In values` requirements, ANDed.
+    const asTerms = rawTopologies.map((t, i) => {
+      const path = `allowedTopologies[${i}]`;
+      if (!isObj(t)) throw new FieldError(path, `must be an object with matchLabelExpressions (got ${typeName(t)})`);
+      const expressions = (getList(t, 'matchLabelExpressions', path) ?? []).map((e, j) => {
+        const ePath = `${path}.matchLabelExpressions[${j}]`;
+        if (!isObj(e)) throw new FieldError(ePath, `must be an object with key and values (got ${typeName(e)})`);
+        const key = requireString(e, 'key', ePath);
+        const problem = labelKeyProblem(key);
+        if (problem !== undefined) throw new FieldError(`${ePath}.key`, problem);
+        const values = stringValues(e, ePath);
+        if (values.length === 0) throw new FieldError(`${ePath}.values`, 'must be non-empty');
+        return { key, operator: 'In', values };
+      });
+      return { matchExpressions: expressions };
+    });
+    allowedTopologies = termsOf(asTerms, 'allowedTopologies');
+  }
+  return { name: intern(name), volumeBindingMode, allowedTopologies };
+}
+
+const NAMESPACED = new Set(['Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim']);
 
 /** `Kind namespace/name` (or `Kind name` for cluster-scoped kinds); undefined when the object has no name. */
 export function describeObject(kind: string, raw: unknown): string | undefined {

@@ -1,8 +1,9 @@
 // The snapshot loader: a saved cluster (YAML or JSON, as `kubectl get nodes,pods,pdb,priorityclasses,namespaces,
-// rebalancepolicies -A -o yaml|json` prints it) → ClusterSnapshot, plus the raw RebalancePolicies it holds.
+// rebalancepolicies,pv,pvc,storageclasses -A -o yaml|json` prints it) → ClusterSnapshot, plus the raw
+// RebalancePolicies it holds. Volumes are not kept: each pod carries the topology of the volumes it mounts.
 //
 // Accepted layouts: one object, a `kind: List` (or any `*List`) with `items` (nested lists too), several YAML
-// documents, or several concatenated JSON documents. Kinds other than the six used are counted and reported in one
+// documents, or several concatenated JSON documents. Kinds other than the nine used are counted and reported in one
 // warning line. Every problem with the input surfaces as an InputError naming the file, the object and the field;
 // nothing in here lets a stack trace reach the user for bad input.
 import { isObj } from '../model/rawJson.js';
@@ -12,13 +13,27 @@ import { parseAllDocuments } from 'yaml';
 import { FieldError, InputError } from '../errors.js';
 import { internLabels } from '../model/intern.js';
 import { parseKubectlYaml } from './fastYaml.js';
-import type { ClusterSnapshot, NamespaceInfo, NodeInfo, PdbInfo, PodInfo, PriorityClassInfo } from '../model/types.js';
+import type {
+  ClusterSnapshot,
+  NamespaceInfo,
+  NodeInfo,
+  PdbInfo,
+  PersistentVolumeClaimInfo,
+  PersistentVolumeInfo,
+  PodInfo,
+  PriorityClassInfo,
+  StorageClassInfo,
+} from '../model/types.js';
+import { withVolumeTopology } from '../model/volumes.js';
 import {
   convertNamespace,
   convertNode,
   convertPdb,
+  convertPersistentVolume,
+  convertPersistentVolumeClaim,
   convertPod,
   convertPriorityClass,
+  convertStorageClass,
   describeObject,
   makePriorityResolver,
 } from './convert.js';
@@ -338,7 +353,17 @@ export function flattenObjects(documents: readonly unknown[], file: string): Loc
 
 // ---- building the snapshot -------------------------------------------------------------------------------------
 
-const USED_KINDS = new Set(['Node', 'Pod', 'PodDisruptionBudget', 'PriorityClass', 'Namespace', 'RebalancePolicy']);
+const USED_KINDS = new Set([
+  'Node',
+  'Pod',
+  'PodDisruptionBudget',
+  'PriorityClass',
+  'Namespace',
+  'RebalancePolicy',
+  'PersistentVolume',
+  'PersistentVolumeClaim',
+  'StorageClass',
+]);
 
 function ignoredWarning(file: string, counts: ReadonlyMap<string, number>): string | undefined {
   if (counts.size === 0) return undefined;
@@ -417,7 +442,16 @@ export function snapshotFromObjects(
   const priorityClasses = convertAll<PriorityClassInfo>(of('PriorityClass'), file, convertPriorityClass);
   const resolve = makePriorityResolver(priorityClasses);
   const nodes = convertAll<NodeInfo>(of('Node'), file, convertNode);
-  const pods = convertAll<PodInfo>(of('Pod'), file, (raw) => convertPod(raw, resolve));
+  const converted = convertAll<PodInfo>(of('Pod'), file, (raw) => convertPod(raw, resolve));
+  const pods = withVolumeTopology(converted, {
+    persistentVolumes: convertAll<PersistentVolumeInfo>(of('PersistentVolume'), file, convertPersistentVolume),
+    persistentVolumeClaims: convertAll<PersistentVolumeClaimInfo>(
+      of('PersistentVolumeClaim'),
+      file,
+      convertPersistentVolumeClaim,
+    ),
+    storageClasses: convertAll<StorageClassInfo>(of('StorageClass'), file, convertStorageClass),
+  });
   const pdbs = convertAll<PdbInfo>(of('PodDisruptionBudget'), file, convertPdb);
   const namespaces = convertAll<NamespaceInfo>(of('Namespace'), file, convertNamespace);
   addImpliedNamespaces(namespaces, pods, pdbs);

@@ -105,6 +105,18 @@ describe('kube-rebalancer CLI', () => {
     }
   });
 
+  it('the zonal-volume example moves only the pod whose volume every zone reaches, and names the others’ volumes', async () => {
+    const r = await run('plan', '--snapshot', 'examples/statefulset-zonal-volumes.yaml');
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.out);
+    expect(plan.evictions.map((e: { name: string }) => e.name)).toEqual(['db-3']);
+    for (const s of plan.skipped) expect(s.reason).toMatch(/^its volume shop\/data-db-[0-2] \(PersistentVolume pvc-/);
+    expect(plan.topology[0]).toMatchObject({ skew: 4, skewAfter: 2, unrepairable: expect.any(String) });
+    const sim = JSON.parse((await run('simulate', '--snapshot', 'examples/statefulset-zonal-volumes.yaml')).out);
+    const evicted = sim.cycles.flatMap((c: { evictions: Array<{ name: string }> }) => c.evictions.map((e) => e.name));
+    expect(evicted).toEqual(['db-3']);
+  });
+
   it('simulate on the zone example uses the fewest evictions: web 6/2/1 needs 3, api 4/1/1 needs 2', async () => {
     const r = await run('simulate', '--snapshot', 'examples/zone-skew.yaml');
     const result = JSON.parse(r.out);
@@ -207,11 +219,51 @@ describe('kube-rebalancer CLI', () => {
       args: () => ['simulate', '--snapshot', 'examples/zone-skew.yaml', '--cycles', 'zero'],
       mentions: [/cycles/],
     },
+    {
+      name: 'pods and no node (`nodes` left off the kubectl command)',
+      args: () => [
+        'plan',
+        '--snapshot',
+        file(
+          'no-nodes.yaml',
+          'apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: shop}\nspec: {nodeName: n1}\n',
+        ),
+      ],
+      mentions: [/no-nodes\.yaml/, /1 Pod but no Node/, /nothing can be planned/],
+    },
   ])('bad input exits 2 with a clear message: $name', async ({ args, mentions }) => {
     const r = await run(...args());
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     for (const m of mentions) expect(r.err).toMatch(m);
     expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  describe('snapshots that are surely mistakes plan with a warning on stderr', () => {
+    const POD = (name: string, node: string): string =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, namespace: shop}\nspec: {nodeName: ${node}}\nstatus: {phase: Running}\n`;
+    it.each([
+      {
+        name: 'pods on nodes the snapshot does not hold',
+        content: NODE + POD('web-1', 'n1') + POD('web-2', 'n7') + POD('web-3', 'n8'),
+        warning: /warning: .*stranded\.yaml: 2 Pod\(s\) run on nodes that are not in the snapshot \(n7, n8\)/,
+      },
+      {
+        name: 'nodes and no pod (`pods` left off the kubectl command)',
+        content: NODE,
+        warning: /warning: .*stranded\.yaml: holds 1 Node\(s\) but no Pod/,
+      },
+    ])('$name', async ({ content, warning }) => {
+      const r = await run('plan', '--snapshot', file('stranded.yaml', content));
+      expect(r.code).toBe(0);
+      expect(r.err).toMatch(warning);
+      expect(r.err.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(r.out).kind).toBe('RebalancePlan');
+    });
+
+    it('a complete snapshot gets no warning', async () => {
+      const r = await run('plan', '--snapshot', 'examples/zone-skew.yaml');
+      expect(r.err).toBe('');
+    });
   });
 });

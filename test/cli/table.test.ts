@@ -55,6 +55,22 @@ describe('skip reason classes', () => {
     ['no node can take a replacement (3 nodes: cordoned)', 'no node can take a replacement'],
     ['pod uses local storage (emptyDir/hostPath; set evictLocalStoragePods)', 'pod uses local storage'],
     ['DaemonSet pod', 'DaemonSet pod'],
+    [
+      'PodDisruptionBudget shop/web: budget used by this plan (1 of 1)',
+      'PodDisruptionBudget: budget used by this plan',
+    ],
+    [
+      'its volume shop/data-db-0 (PersistentVolume pv-1) is reachable only from nodes with topology.kubernetes.io/zone in (zone-a); no node there helps',
+      'its volume is reachable only from other nodes',
+    ],
+    [
+      'evicting it would not lower the skew of topology.kubernetes.io/zone spread (Deployment/web) by itself, and …',
+      'evicting it would not lower the skew by itself',
+    ],
+    [
+      'evicting it alone would not clear the anti-affinity of shop/a (shop/b cannot move)',
+      'evicting it alone would not clear the anti-affinity',
+    ],
     ['some new wording: with details', 'some new wording'],
   ])('%s → %s', (reason, cls) => {
     expect(skipReasonClass(reason)).toBe(cls);
@@ -163,6 +179,7 @@ describe('simulate -o table', () => {
     ),
     final: { topology, violations: [] },
     converged: true,
+    stalled: false,
   });
 
   it.each([

@@ -51,7 +51,7 @@ describe('skipped pods on a live cluster', () => {
     expect(reasons.length).toBeGreaterThan(0);
     expect(reasons.reduce((n, r) => n + r.count, 0)).toBe(last!.skipped);
     // Once one pod is planned, the budget (maxUnavailable 1) has no disruption left for the others.
-    expect(reasons.map((r) => r.reason)).toContain('PodDisruptionBudget allows 0 disruptions');
+    expect(reasons.map((r) => r.reason)).toContain('PodDisruptionBudget: budget used by this plan');
 
     const debug = op.logs.filter((l) => l.msg === 'pod skipped');
     expect(debug.length).toBe(last!.skipped);

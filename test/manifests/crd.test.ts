@@ -60,6 +60,9 @@ const DEFAULT_SPEC = {
     replacementTimeout: '5m',
     cooldown: '30m',
   },
+  triggers: { nodeChanges: true, debounce: '2s' },
+  windows: [],
+  timeZone: 'UTC',
 };
 
 // ---- CEL rules and their intent -----------------------------------------------------------------------------------
@@ -95,6 +98,12 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
     path: '.spec.strategies.topologySpread.defaultConstraints[*]',
     rule: "!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'",
     intent: (self) => !has(self, 'minDomains') || self.whenUnsatisfiable === 'DoNotSchedule',
+  },
+  "a window's duration must be positive": {
+    path: '.spec.windows[*].duration',
+    rule: "duration(self) > duration('0s')",
+    // The schema's pattern admits only unit-suffixed Go durations, so "positive" means some digit is not 0.
+    intent: (self) => /[1-9]/.test(self),
   },
   'priorityThreshold must set exactly one of value and className': {
     path: '.spec.eviction.priorityThreshold',

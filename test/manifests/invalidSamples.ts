@@ -5,6 +5,10 @@ export const INVALID_SAMPLES: Readonly<Record<string, { readonly openApi: string
   'bad-cron.yaml': { openApi: '/spec/schedule' },
   'huge-cron-range.yaml': { openApi: '/spec/schedule' },
   'bad-duration.yaml': { openApi: '/spec/eviction/minPodAge' },
+  'bad-debounce.yaml': { openApi: '/spec/triggers/debounce' },
+  'bad-window-cron.yaml': { openApi: '/spec/windows/0/schedule' },
+  'bad-timezone.yaml': { openApi: '/spec/timeZone' },
+  'zero-window-duration.yaml': { cel: ".spec.windows[0].duration: a window's duration must be positive" },
   'negative-maxskew.yaml': { openApi: '/spec/strategies/topologySpread/defaultConstraints/0/maxSkew' },
   'both-value-and-classname.yaml': {
     cel: '.spec.eviction.priorityThreshold: priorityThreshold must set exactly one of value and className',

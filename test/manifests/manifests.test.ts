@@ -1,7 +1,8 @@
 // The install manifests (manifests/), the Dockerfile and the monitoring bundle: parsed and checked against what the
 // operator needs and what src/metrics/names.ts exports.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -49,6 +50,15 @@ function installedObject(kind: string, name?: string): Parsed {
   );
   if (found.length !== 1) throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
   return found[0];
+}
+
+function kubectlAvailable(): boolean {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
@@ -276,7 +286,8 @@ describe('manifests: files', () => {
     for (const object of objects) {
       expect(typeof object.apiVersion).toBe('string');
       expect(typeof object.kind).toBe('string');
-      if (object.kind !== 'Kustomization') expect(object.metadata?.name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+      if (object.kind !== 'Kustomization' && object.kind !== 'Component')
+        expect(object.metadata?.name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
     }
   });
 
@@ -435,6 +446,80 @@ describe('manifests: Deployment', () => {
   });
 });
 
+describe('manifests: CronJob component (run --once)', () => {
+  const COMPONENT = join(MANIFESTS, 'components/cronjob');
+  const component = parseDocuments(join(COMPONENT, 'kustomization.yaml'))[0];
+  const cronJob = parseDocuments(join(COMPONENT, 'cronjob.yaml'))[0];
+  const job = cronJob.spec.jobTemplate.spec;
+  const podSpec = job.template.spec;
+  const container = podSpec.containers[0];
+  const deleted = (component.patches as Array<{ patch: string }>).map((p) => parseAllDocuments(p.patch)[0]!.toJS());
+
+  it('is a kustomize Component adding the CronJob, offered (commented out) by the main kustomization', () => {
+    expect(component).toMatchObject({ apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component' });
+    expect(component.resources).toEqual(['cronjob.yaml']);
+    expect(read('manifests/kustomization.yaml')).toContain('# components:\n#   - components/cronjob\n');
+  });
+
+  it('removes the Deployment, its budget and everything serving or watching /metrics, each present in the install', () => {
+    expect(deleted.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual(
+      [
+        'ConfigMap/kube-rebalancer-dashboard',
+        'Deployment/kube-rebalancer',
+        'PodDisruptionBudget/kube-rebalancer',
+        'PrometheusRule/kube-rebalancer',
+        'Service/kube-rebalancer',
+        'ServiceMonitor/kube-rebalancer',
+      ].sort(),
+    );
+    for (const d of deleted) {
+      expect(d.$patch).toBe('delete');
+      const target = installedObject(d.kind, d.metadata.name);
+      expect([d.apiVersion, d.metadata.namespace]).toEqual([target.apiVersion, target.metadata.namespace]);
+    }
+  });
+
+  it('runs one cycle of every policy per Job, never two Jobs at once, no retries, stopped before the next schedule', () => {
+    expect(container.args).toEqual(['run', '--once', '--namespace', '$(POD_NAMESPACE)']);
+    expect(cronJob.spec).toMatchObject({ schedule: '*/10 * * * *', concurrencyPolicy: 'Forbid' });
+    expect(job.backoffLimit).toBe(0);
+    expect(job.activeDeadlineSeconds).toBeLessThan(600);
+    expect(podSpec.restartPolicy).toBe('Never');
+    expect(cronJob.metadata.namespace).toBe(NAMESPACE);
+  });
+
+  it('runs like the operator: its ServiceAccount, image, restricted security, writable /tmp, never evicted', () => {
+    const deployment = installedObject('Deployment').spec.template.spec;
+    expect(restrictedViolations(podSpec)).toEqual([]);
+    expect(podSpec.serviceAccountName).toBe(deployment.serviceAccountName);
+    expect(podSpec.securityContext).toEqual(deployment.securityContext);
+    expect(container.securityContext).toEqual(deployment.containers[0].securityContext);
+    expect(container.image).toBe(deployment.containers[0].image);
+    expect(container.env).toEqual(deployment.containers[0].env);
+    expect(podSpec.volumes).toEqual(deployment.volumes);
+    expect(job.template.metadata.annotations).toEqual({ 'rebalancer.dev/evict': 'never' });
+  });
+
+  it.skipIf(!kubectlAvailable())('builds with kustomize from an overlay next to the main install', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kustomize-'));
+    try {
+      const to = (path: string): string => relative(dir, path);
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        `resources:\n  - ${to(MANIFESTS)}\ncomponents:\n  - ${to(COMPONENT)}\n`,
+      );
+      const output = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+      const kinds = parseAllDocuments(output).map((document) => document.toJS().kind as string);
+      const removed = new Set(deleted.map((d) => d.kind as string));
+      expect(kinds.sort()).toEqual(
+        [...installed.map((o) => o.kind as string).filter((k) => !removed.has(k)), 'CronJob'].sort(),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('manifests: RBAC', () => {
   /** `group/resource:verb` for every permission a role grants. */
   const grants = (role: Parsed): string[] =>
@@ -452,8 +537,11 @@ describe('manifests: RBAC', () => {
     // The informers only list and watch; status is written with a patch (test/e2e/rbac.test.ts derives this from
     // the requests the code makes).
     const expected = [
-      ...['nodes', 'pods', 'namespaces'].flatMap((r) => ['list', 'watch'].map((v) => `/${r}:${v}`)),
+      ...['nodes', 'pods', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims'].flatMap((r) =>
+        ['list', 'watch'].map((v) => `/${r}:${v}`),
+      ),
       ...['list', 'watch'].map((v) => `policy/poddisruptionbudgets:${v}`),
+      ...['list', 'watch'].map((v) => `storage.k8s.io/storageclasses:${v}`),
       ...['list', 'watch'].map((v) => `scheduling.k8s.io/priorityclasses:${v}`),
       ...['list', 'watch'].map((v) => `rebalancer.dev/rebalancepolicies:${v}`),
       '/pods/eviction:create',
@@ -592,6 +680,15 @@ describe('manifests: PrometheusRule', () => {
     expect(promqlRefs(expr).groupingLabels).toEqual(['namespace', 'workload', 'topology_key']);
   });
 
+  it('fires on hard (DoNotSchedule) constraints only: both series are selected by when_unsatisfiable', () => {
+    const { expr } = alert('RebalancerSkewAboveMax');
+    const selectors = expr.match(/rebalancer_topology_(?:max_)?skew\{[^}]*\}/g) ?? [];
+    expect(selectors).toEqual([
+      'rebalancer_topology_skew{when_unsatisfiable="DoNotSchedule"}',
+      'rebalancer_topology_max_skew{when_unsatisfiable="DoNotSchedule"}',
+    ]);
+  });
+
   it('fires on failed evictions for 15m', () => {
     const { expr, for: duration } = alert('RebalancerEvictionsFailing');
     expect(duration).toBe('15m');
@@ -628,7 +725,9 @@ describe('manifests: Grafana dashboard', () => {
 
   /** The ConfigMap is generated from the JSON file; UPDATE_MANIFESTS=1 rewrites it. */
   function renderConfigMap(text: string): string {
-    const header = read(CONFIGMAP).split('data:\n')[0]!;
+    // The top-level `data:` line, not the end of `metadata:`.
+    const current = read(CONFIGMAP);
+    const header = current.slice(0, current.indexOf('\ndata:\n') + 1);
     const indented = text
       .replace(/\n$/, '')
       .split('\n')

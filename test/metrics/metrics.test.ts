@@ -14,8 +14,9 @@ function group(
   skew: number,
   maxSkew = 1,
   topologyKey = ZONE,
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway' = 'DoNotSchedule',
 ): TopologySeriesInput {
-  return { namespace, workloads, topologyKey, skew, maxSkew };
+  return { namespace, workloads, topologyKey, whenUnsatisfiable, skew, maxSkew };
 }
 
 /** The sample lines of one metric in the exposition text, without HELP/TYPE lines, sorted. */
@@ -69,23 +70,36 @@ describe('createMetrics', () => {
         group('shop', ['StatefulSet/db', 'Deployment/db-proxy'], 0, 2, HOST),
       ]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
-        'rebalancer_topology_skew{namespace="shop",workload="Deployment/db-proxy",topology_key="kubernetes.io/hostname"} 0',
-        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone"} 4',
-        'rebalancer_topology_skew{namespace="shop",workload="StatefulSet/db",topology_key="kubernetes.io/hostname"} 0',
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/db-proxy",topology_key="kubernetes.io/hostname",when_unsatisfiable="DoNotSchedule"} 0',
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 4',
+        'rebalancer_topology_skew{namespace="shop",workload="StatefulSet/db",topology_key="kubernetes.io/hostname",when_unsatisfiable="DoNotSchedule"} 0',
       ]);
       expect(await samples(registry, 'rebalancer_topology_max_skew')).toEqual([
-        'rebalancer_topology_max_skew{namespace="shop",workload="Deployment/db-proxy",topology_key="kubernetes.io/hostname"} 2',
-        'rebalancer_topology_max_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone"} 1',
-        'rebalancer_topology_max_skew{namespace="shop",workload="StatefulSet/db",topology_key="kubernetes.io/hostname"} 2',
+        'rebalancer_topology_max_skew{namespace="shop",workload="Deployment/db-proxy",topology_key="kubernetes.io/hostname",when_unsatisfiable="DoNotSchedule"} 2',
+        'rebalancer_topology_max_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 1',
+        'rebalancer_topology_max_skew{namespace="shop",workload="StatefulSet/db",topology_key="kubernetes.io/hostname",when_unsatisfiable="DoNotSchedule"} 2',
       ]);
       expect(metrics.skewSeriesCount()).toBe(3);
+    });
+
+    it('keeps a hard and a soft constraint of one workload and key apart, labelled by when_unsatisfiable', async () => {
+      metrics.recordTopology('default', [
+        group('shop', ['Deployment/web'], 1, 1, HOST, 'DoNotSchedule'),
+        group('shop', ['Deployment/web'], 3, 1, HOST, 'ScheduleAnyway'),
+      ]);
+      expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="kubernetes.io/hostname",when_unsatisfiable="DoNotSchedule"} 1',
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="kubernetes.io/hostname",when_unsatisfiable="ScheduleAnyway"} 3',
+      ]);
+      metrics.recordTopology('default', [group('shop', ['Deployment/web'], 1, 1, HOST, 'DoNotSchedule')]);
+      expect(await samples(registry, 'rebalancer_topology_skew')).toHaveLength(1);
     });
 
     it('updates values and removes the series of a workload that disappeared', async () => {
       metrics.recordTopology('default', [group('shop', ['Deployment/web'], 4), group('shop', ['Deployment/api'], 2)]);
       metrics.recordTopology('default', [group('shop', ['Deployment/web'], 1)]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
-        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone"} 1',
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 1',
       ]);
       expect(await samples(registry, 'rebalancer_topology_max_skew')).toHaveLength(1);
       metrics.recordTopology('default', []);
@@ -110,22 +124,24 @@ describe('createMetrics', () => {
         group('shop', ['Deployment/web'], 2, 1),
       ]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
-        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone"} 2',
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 2',
       ]);
       expect(await samples(registry, 'rebalancer_topology_max_skew')).toEqual([
-        'rebalancer_topology_max_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone"} 1',
+        'rebalancer_topology_max_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 1',
       ]);
     });
 
     it('ignores groups without workloads (no pods, nothing to label)', async () => {
-      metrics.recordTopology('default', [{ namespace: 'shop', topologyKey: ZONE, skew: 0, maxSkew: 1 }]);
+      metrics.recordTopology('default', [
+        { namespace: 'shop', topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule', skew: 0, maxSkew: 1 },
+      ]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([]);
     });
 
     it('escapes label values as the exposition format requires', async () => {
       metrics.recordTopology('default', [group('shop', ['Deployment/we"b'], 1)]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
-        'rebalancer_topology_skew{namespace="shop",workload="Deployment/we\\"b",topology_key="topology.kubernetes.io/zone"} 1',
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/we\\"b",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 1',
       ]);
     });
   });
@@ -150,8 +166,8 @@ describe('createMetrics', () => {
         group('d', ['Deployment/fine'], 1),
       ]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
-        'rebalancer_topology_skew{namespace="b",workload="Deployment/worst",topology_key="topology.kubernetes.io/zone"} 6',
-        'rebalancer_topology_skew{namespace="c",workload="Deployment/bad",topology_key="topology.kubernetes.io/zone"} 3',
+        'rebalancer_topology_skew{namespace="b",workload="Deployment/worst",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 6',
+        'rebalancer_topology_skew{namespace="c",workload="Deployment/bad",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 3',
       ]);
       expect(await samples(registry, 'rebalancer_topology_max_skew')).toHaveLength(2);
       expect(await samples(registry, 'rebalancer_metric_series_dropped_total')).toEqual([
@@ -172,8 +188,8 @@ describe('createMetrics', () => {
       ]);
       metrics.recordTopology('default', [group('a', ['Deployment/two'], 1), group('a', ['Deployment/three'], 9)]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
-        'rebalancer_topology_skew{namespace="a",workload="Deployment/three",topology_key="topology.kubernetes.io/zone"} 9',
-        'rebalancer_topology_skew{namespace="a",workload="Deployment/two",topology_key="topology.kubernetes.io/zone"} 1',
+        'rebalancer_topology_skew{namespace="a",workload="Deployment/three",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 9',
+        'rebalancer_topology_skew{namespace="a",workload="Deployment/two",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 1',
       ]);
       expect(await samples(registry, 'rebalancer_metric_series_dropped_total')).toEqual([
         'rebalancer_metric_series_dropped_total 1',
@@ -234,15 +250,27 @@ describe('createMetrics', () => {
       ]);
     });
 
+    it('counts cycles by what triggered them', async () => {
+      metrics.observeCycle('default', 1, 'success', 'node');
+      metrics.observeCycle('default', 1, 'success', 'node');
+      metrics.observeCycle('default', 2, 'failed', 'policy');
+      expect(await samples(registry, 'rebalancer_cycles_total')).toEqual([
+        'rebalancer_cycles_total{policy="default",result="failed",trigger="policy"} 1',
+        'rebalancer_cycles_total{policy="default",result="success",trigger="node"} 2',
+      ]);
+      metrics.forgetPolicy('default');
+      expect(await samples(registry, 'rebalancer_cycles_total')).toEqual([]);
+    });
+
     it('observes cycle duration, counts outcomes and stamps the last success', async () => {
       metrics.observeCycle('default', 0.2, 'success');
       clock += 60_000;
       metrics.observeCycle('default', 7, 'failed');
       metrics.observeCycle('default', 0, 'skipped_overlap');
       expect(await samples(registry, 'rebalancer_cycles_total')).toEqual([
-        'rebalancer_cycles_total{policy="default",result="failed"} 1',
-        'rebalancer_cycles_total{policy="default",result="skipped_overlap"} 1',
-        'rebalancer_cycles_total{policy="default",result="success"} 1',
+        'rebalancer_cycles_total{policy="default",result="failed",trigger="schedule"} 1',
+        'rebalancer_cycles_total{policy="default",result="skipped_overlap",trigger="schedule"} 1',
+        'rebalancer_cycles_total{policy="default",result="success",trigger="schedule"} 1',
       ]);
       expect(await samples(registry, 'rebalancer_cycle_duration_seconds_count')).toEqual([
         'rebalancer_cycle_duration_seconds_count{policy="default"} 2',
@@ -291,7 +319,7 @@ describe('createMetrics', () => {
         'rebalancer_plan_evictions{policy="default"} 1',
       ]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
-        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone"} 2',
+        'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 2',
       ]);
       expect(await samples(registry, 'rebalancer_violations')).toContain(
         'rebalancer_violations{policy="default",strategy="NodeTaints"} 2',

@@ -1,6 +1,13 @@
 // Feeding builder objects into a ClusterCache the way the informers do (convert on arrival, then upsert).
 import { ClusterCache } from '../../src/operator/clusterCache.js';
-import { convertNamespace, convertNode, convertPriorityClass } from '../../src/snapshot/convert.js';
+import {
+  convertNamespace,
+  convertNode,
+  convertPersistentVolume,
+  convertPersistentVolumeClaim,
+  convertPriorityClass,
+  convertStorageClass,
+} from '../../src/snapshot/convert.js';
 import type { Cached } from '../../src/operator/informers.js';
 import type { Clock } from '../../src/operator/clock.js';
 
@@ -42,6 +49,15 @@ export function apply(cache: ClusterCache, objects: readonly Buildable[]): void 
         break;
       case 'Namespace':
         cache.namespaceHandlers.upsert(cached(o, convertNamespace(o)));
+        break;
+      case 'PersistentVolume':
+        cache.persistentVolumeHandlers.upsert(cached(o, convertPersistentVolume(o)));
+        break;
+      case 'PersistentVolumeClaim':
+        cache.persistentVolumeClaimHandlers.upsert(cached(o, convertPersistentVolumeClaim(o)));
+        break;
+      case 'StorageClass':
+        cache.storageClassHandlers.upsert(cached(o, convertStorageClass(o)));
         break;
       case 'RebalancePolicy':
         cache.policyHandlers.upsert(cached(o, cache.convertPolicy(o)));

@@ -2,13 +2,40 @@
 // workload, keyed waiting, PriorityClasses arriving after pods, and policy entries.
 import { describe, expect, it } from 'vitest';
 import { ClusterCache, pdbWaitKey, workloadWaitKey } from '../../src/operator/clusterCache.js';
-import { makeNode, makePdb, makePod, makePolicy, makePriorityClass } from '../builders.js';
+import {
+  makeNode,
+  makePdb,
+  makePersistentVolume,
+  makePod,
+  makePolicy,
+  makePriorityClass,
+  makePvc,
+  makeStorageClass,
+} from '../builders.js';
 import { apply, deletePod, newCache } from './cacheFixtures.js';
 import { ManualClock } from './fakes.js';
 
 const web = (name: string) => makePod(name, 'shop').deployment('web').node('n1');
 
 describe('cluster cache', () => {
+  it('resolves volume topology per snapshot, so a claim bound after its pod arrived still counts', () => {
+    const cache = newCache(new ManualClock(), [
+      makeNode('n1').zone('zone-a'),
+      makePod('db-0', 'shop').owner('StatefulSet', 'db').node('n1').pvc('data-db-0'),
+      makePvc('data-db-0', 'shop').storageClass('gp3'),
+      makeStorageClass('gp3'),
+    ]);
+    const topology = () => cache.snapshot().pods[0]!.volumeTopology.map((v) => `${v.source}: ${v.text}`);
+    expect(topology()).toEqual([]);
+    apply(cache, [
+      makePvc('data-db-0', 'shop').storageClass('gp3').boundTo('pv-1'),
+      makePersistentVolume('pv-1').zone('zone-a'),
+    ]);
+    expect(topology()).toEqual(['PersistentVolume pv-1: topology.kubernetes.io/zone=zone-a']);
+    cache.persistentVolumeHandlers.remove({ metadata: { name: 'pv-1' }, value: undefined });
+    expect(topology()).toEqual([]);
+  });
+
   it('gives a budget the allowance the Eviction API would: 0 while its status is missing or stale, minus debits', () => {
     const clock = new ManualClock();
     const fresh = makePdb('fresh', 'shop').selector({ app: 'a' }).maxUnavailable(1).allowed(2);

@@ -11,6 +11,7 @@ import {
   createApiEvictor,
   PdbLedger,
   PolicyRun,
+  type EvictionGate,
   type EvictionTarget,
   type Evictor,
   type RunDeps,
@@ -78,6 +79,7 @@ interface SetupOptions {
   extra?: unknown[];
   onFirstPlan?: (outcome: PlanOutcome) => void;
   inFlight?: InFlightEvictions;
+  gate?: EvictionGate;
 }
 
 function setup(opts: SetupOptions = {}) {
@@ -121,6 +123,7 @@ function setup(opts: SetupOptions = {}) {
       held: new Map(),
       onLoop: () => undefined,
       ...(opts.onFirstPlan !== undefined ? { onFirstPlan: opts.onFirstPlan } : {}),
+      ...(opts.gate !== undefined ? { gate: opts.gate } : {}),
     }).run();
   return { cache, registry, events, evictor, lines, run };
 }
@@ -218,6 +221,28 @@ describe('a policy run', () => {
     expect(broken.evictor.calls).toHaveLength(3);
     expect(result.counts.failed).toBe(1);
     expect(broken.events.recorded.map((e) => e.reason)).toEqual(['RebalanceEvictionFailed']);
+  });
+
+  it('a closed maintenance-window gate: no eviction is sent, the run halts as window_closed', async () => {
+    const closed = new AbortController();
+    closed.abort();
+    const { evictor, run } = setup({ gate: { closed: () => 'the window ended', signal: closed.signal } });
+    const result = await run();
+    expect(evictor.calls).toEqual([]);
+    expect(result.halted).toBe('window_closed');
+  });
+
+  it('the gate is checked immediately before every call: a window ending mid-run stops the next eviction', async () => {
+    const evictor = new FakeEvictor();
+    const signal = new AbortController().signal;
+    const { run } = setup({
+      evictor,
+      gate: { closed: () => (evictor.calls.length >= 1 ? 'the window ended' : undefined), signal },
+    });
+    const result = await run();
+    expect(evictor.calls).toHaveLength(1);
+    expect(result.counts.evicted).toBe(1);
+    expect(result.halted).toBe('window_closed');
   });
 
   it('checks leadership immediately before every call: a lost lease stops the run before the next eviction', async () => {

@@ -7,7 +7,7 @@ import type { PolicyEntry } from '../../src/operator/clusterCache.js';
 import { PolicyScheduler } from '../../src/operator/policyScheduler.js';
 import { ClusterCache } from '../../src/operator/clusterCache.js';
 import { makePolicy } from '../builders.js';
-import { captureLogger, ManualCron, ManualClock } from './fakes.js';
+import { captureLogger, flush, ManualCron, ManualClock } from './fakes.js';
 
 function entry(name: string, generation: number, spec: Record<string, unknown>, uid = `uid-${name}`): PolicyEntry {
   const raw = makePolicy(name, spec);
@@ -28,8 +28,8 @@ function setup(leader = true) {
     logger: captureLogger().logger,
     metrics,
     isLeader: () => leader,
-    runCycle: (name) => {
-      started.push(name);
+    runCycle: (name, trigger) => {
+      started.push(trigger === 'schedule' ? name : `${name} (${trigger})`);
       return new Promise<void>((resolve) => release.push(resolve));
     },
     specChanged: (e, previous) => changes.push(`${e.name}@${e.generation} (was ${previous ?? 'new'})`),
@@ -111,5 +111,38 @@ describe('policy scheduler', () => {
     scheduler.onPolicy('upsert', entry('balance', 1, {}));
     cron.fire('balance');
     expect(started).toEqual([]);
+  });
+
+  it('a triggered cycle runs at once when idle, else once after the running one (coalesced)', async () => {
+    const { scheduler, started, release } = setup();
+    scheduler.onPolicy('upsert', entry('p', 1, {}));
+    void scheduler.trigger('p', 'node', ['node n1 added']);
+    expect(started).toEqual(['p (node)']);
+    void scheduler.trigger('p', 'node', ['node n2 added']);
+    void scheduler.trigger('p', 'policy', ['spec changed']);
+    void scheduler.tick('p');
+    expect(started).toEqual(['p (node)']);
+    release.shift()!();
+    await flush();
+    // One follow-up for both queued triggers, labelled by the first; the tick was an overlap.
+    expect(started).toEqual(['p (node)', 'p (node)']);
+    release.shift()!();
+    await flush();
+    expect(started).toHaveLength(2);
+  });
+
+  it('drops a queued trigger of a policy deleted meanwhile, and triggers nothing when not leading', async () => {
+    const { scheduler, started, release } = setup();
+    scheduler.onPolicy('upsert', entry('p', 1, {}));
+    void scheduler.trigger('p', 'node', ['a']);
+    void scheduler.trigger('p', 'node', ['b']);
+    scheduler.onPolicy('delete', entry('p', 1, {}));
+    release.shift()!();
+    await flush();
+    expect(started).toEqual(['p (node)']);
+    const follower = setup(false);
+    follower.scheduler.onPolicy('upsert', entry('p', 1, {}));
+    void follower.scheduler.trigger('p', 'node', ['a']);
+    expect(follower.started).toEqual([]);
   });
 });

@@ -419,7 +419,22 @@ describe('planner: PodDisruptionBudgets', () => {
     ];
     const r = plan(objects, { eviction: LARGE });
     expect(r.plan.evictions).toHaveLength(1);
-    expect(r.plan.skipped.some((s) => /PodDisruptionBudget shop\/web allows 0 disruptions/.test(s.reason))).toBe(true);
+    // The status said 1 and this plan used it: the reason says so rather than "allows 0".
+    const reasons = r.plan.skipped.map((s) => s.reason);
+    expect(reasons).toContain('PodDisruptionBudget shop/web: budget used by this plan (1 of 1)');
+    expect(reasons.filter((reason) => reason.includes('allows 0'))).toEqual([]);
+  });
+
+  it('a budget of 2 spent by this plan says "2 of 2"', () => {
+    const objects = [
+      ...zoneSpread([6, 0], { nodesPerZone: 2 }),
+      makePdb('web', 'shop').selector({ app: 'web' }).minAvailable(1).allowed(2),
+    ];
+    const r = plan(objects, { eviction: LARGE });
+    expect(r.plan.evictions).toHaveLength(2);
+    expect(r.plan.skipped.map((s) => s.reason)).toContain(
+      'PodDisruptionBudget shop/web: budget used by this plan (2 of 2)',
+    );
   });
 });
 

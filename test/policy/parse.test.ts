@@ -68,6 +68,9 @@ describe('defaults', () => {
         replacementTimeoutMs: 300_000,
         cooldownMs: 1_800_000,
       },
+      triggers: { nodeChanges: true, debounceMs: 2_000 },
+      windows: [],
+      timeZone: 'UTC',
     });
   });
 
@@ -187,6 +190,35 @@ describe('valid values', () => {
 
   it('an empty podSelector means every pod; an absent one too', () => {
     expect(selectorText(parsePolicy(makePolicy('p', { podSelector: {} }), where).spec.podSelector)).toBe('');
+  });
+});
+
+describe('triggers, windows and time zone', () => {
+  it('reads them with durations in milliseconds', () => {
+    const policy = parsePolicy(
+      makePolicy('w', {
+        triggers: { nodeChanges: false, debounce: '500ms' },
+        windows: [
+          { schedule: '0 22 * * 1-5', duration: '6h' },
+          { schedule: '0 0 * * 6', duration: '48h' },
+        ],
+        timeZone: 'Europe/Berlin',
+      }),
+      where,
+    );
+    expect(policy.spec.triggers).toEqual({ nodeChanges: false, debounceMs: 500 });
+    expect(policy.spec.windows).toEqual([
+      { schedule: '0 22 * * 1-5', durationMs: 6 * 3_600_000 },
+      { schedule: '0 0 * * 6', durationMs: 48 * 3_600_000 },
+    ]);
+    expect(policy.spec.timeZone).toBe('Europe/Berlin');
+  });
+
+  it('keeps the other trigger default when one is given', () => {
+    expect(parsePolicy(makePolicy('t', { triggers: { debounce: '0s' } }), where).spec.triggers).toEqual({
+      nodeChanges: true,
+      debounceMs: 0,
+    });
   });
 });
 
@@ -432,6 +464,39 @@ describe('invalid values: each problem names its field', () => {
     ['nodeFit as a string', { eviction: { nodeFit: 'yes' } }, 'spec.eviction.nodeFit', /true or false/],
     ['an eviction typo', { eviction: { maxPerCycel: 3 } }, 'spec.eviction.maxPerCycel', /did you mean maxPerCycle/],
     ['an unknown spec field', { dryRun: true }, 'spec.dryRun', /unknown field/],
+    ['debounce without unit', { triggers: { debounce: '2' } }, 'spec.triggers.debounce', /missing unit/],
+    ['a negative debounce', { triggers: { debounce: '-1s' } }, 'spec.triggers.debounce', /must not be negative/],
+    ['nodeChanges as a string', { triggers: { nodeChanges: 'yes' } }, 'spec.triggers.nodeChanges', /true or false/],
+    ['a triggers typo', { triggers: { debounse: '1s' } }, 'spec.triggers.debounse', /did you mean debounce/],
+    ['windows not a list', { windows: { schedule: '0 22 * * *' } }, 'spec.windows', /must be a list/],
+    ['a window without duration', { windows: [{ schedule: '0 22 * * *' }] }, 'spec.windows[0].duration', /required/],
+    ['a window without schedule', { windows: [{ duration: '1h' }] }, 'spec.windows[0].schedule', /required/],
+    [
+      'a window with a bad cron',
+      { windows: [{ schedule: '0 25 * * *', duration: '1h' }] },
+      'spec.windows[0].schedule',
+      /hour "25" is out of range 0-23/,
+    ],
+    [
+      'a window with an unsupported cron special',
+      { windows: [{ schedule: '0 0 15W * *', duration: '1h' }] },
+      'spec.windows[0].schedule',
+      /not supported in a window/,
+    ],
+    [
+      'a zero-length window',
+      { windows: [{ schedule: '0 22 * * *', duration: '0s' }] },
+      'spec.windows[0].duration',
+      /must be positive/,
+    ],
+    [
+      'a window typo',
+      { windows: [{ schedule: '0 22 * * *', duration: '1h', timezone: 'UTC' }] },
+      'spec.windows[0].timezone',
+      /unknown field/,
+    ],
+    ['an unknown time zone', { timeZone: 'Mars/Olympus_Mons' }, 'spec.timeZone', /not a known IANA time zone/],
+    ['a time zone that is not a zone name', { timeZone: 'CET +1' }, 'spec.timeZone', /not an IANA time zone name/],
     ['a section that is not an object', { eviction: [] }, 'spec.eviction', /must be an object/],
   ])('%s', (_name, spec, field, problem) => {
     const problems = problemsOf(spec);
