@@ -238,9 +238,11 @@ export class PolicyRun {
     private readonly opts: RunOptions,
   ) {
     const spec = opts.policy.spec;
-    this.limits = new RunLimits(spec.eviction);
     this.dryRun = spec.mode === 'DryRun';
     this.pacing = !this.dryRun && spec.eviction.waitForReplacement;
+    // Paced, maxPerWorkload bounds the workload's evictions in flight (the shared slot), not the run's: one run goes
+    // on, one step at a time, until the workload is done (DESIGN.md). Unpaced, the run executes one plan whole.
+    this.limits = new RunLimits(spec.eviction, { perWorkloadInRun: !this.pacing });
     this.retriesLeft = deps.retry.maxRetriesPerRun;
     // Every lane (one per workload, a thousand in a large run) waits on this signal at once; that is by design,
     // not a listener leak, so Node's default warning threshold of 10 does not apply.
@@ -460,7 +462,7 @@ export class PolicyRun {
     }
     const perWorkload = (this.evictedPerWorkload.get(key) ?? 0) + 1;
     this.evictedPerWorkload.set(key, perWorkload);
-    if (perWorkload >= maxPerWorkload)
+    if (!this.pacing && perWorkload >= maxPerWorkload)
       this.runHolds.set(key, `limit maxPerWorkload (${maxPerWorkload}) reached in this run`);
     if (this.dryRun) {
       // A dry run evicted nothing: nothing is in flight.

@@ -5,7 +5,7 @@
 //   select the same Deployment can never have two of its pods in flight with maxPerWorkload 1: the slot is taken
 //   synchronously before the eviction call and released when pacing saw the replacement Ready, when the call did not
 //   evict, or when the run ends.
-// - RunLimits: maxPerCycle, maxPerNode and maxPerNamespace (and maxPerWorkload within one run) of one run. Lanes run
+// - RunLimits: maxPerCycle, maxPerNode and maxPerNamespace (and, for a run that is not paced, maxPerWorkload) of one run. Lanes run
 //   concurrently and each awaits a budget and the API call; checking a limit before the await and counting it after
 //   lets every lane pass the check at once. reserve() checks and counts in one synchronous step; release() undoes a
 //   reservation whose eviction was not made.
@@ -46,7 +46,14 @@ export class RunLimits {
   private readonly perNamespace = new Map<string, number>();
   private readonly perWorkload = new Map<string, number>();
 
-  constructor(private readonly limits: PolicySpec['eviction']) {}
+  /**
+   * `perWorkloadInRun`: count maxPerWorkload within the run too (a run that executes one plan whole); a paced run
+   * leaves it to the shared in-flight slot, which frees as each replacement becomes Ready.
+   */
+  constructor(
+    private readonly limits: PolicySpec['eviction'],
+    private readonly opts: { readonly perWorkloadInRun: boolean } = { perWorkloadInRun: true },
+  ) {}
 
   /** Which limit one more eviction of this pod would exceed, or undefined. */
   exceeded(pod: PodInfo): string | undefined {
@@ -58,7 +65,7 @@ export class RunLimits {
     if ((this.perNamespace.get(pod.namespace) ?? 0) >= l.maxPerNamespace) {
       return `limit maxPerNamespace (${l.maxPerNamespace}) reached in namespace ${pod.namespace}`;
     }
-    if ((this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
+    if (this.opts.perWorkloadInRun && (this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
       return `limit maxPerWorkload (${l.maxPerWorkload}) reached for ${pod.workload.kind}/${pod.workload.name}`;
     }
     return undefined;

@@ -131,7 +131,9 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await createPolicy(c, 'taint', {
       mode: 'Evict',
       namespaces: { include: ['taint'] },
-      eviction: { maxPerWorkload: 3, maxPerNode: 3 },
+      // maxPerWorkload stays at its default (1 in flight): the cycle evicts one pod at a time as replacements get
+      // Ready. maxPerNode is a cycle limit (default 2): the node holds 3.
+      eviction: { maxPerNode: 3 },
     });
     const op = startOperator();
     await op.operator.waitForSync();
@@ -175,7 +177,7 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await createPolicy(c, 'affinity', {
       mode: 'Evict',
       namespaces: { include: ['affinity'] },
-      eviction: { maxPerWorkload: 4, maxPerNode: 4 },
+      eviction: { maxPerNode: 4 },
     });
     const op = startOperator();
     await op.operator.waitForSync();
@@ -196,7 +198,6 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await createPolicy(c, 'zone', {
       mode: 'Evict',
       namespaces: { include: ['zone'] },
-      eviction: { maxPerWorkload: 2 },
     });
     const op = startOperator();
     await op.operator.waitForSync();
