@@ -10,7 +10,7 @@
 //   lets every lane pass the check at once. reserve() checks and counts in one synchronous step; release() undoes a
 //   reservation whose eviction was not made.
 import type { PodInfo } from '../model/types.js';
-import { workloadKey } from '../planner/budget.js';
+import { EvictionLimits } from '../planner/budget.js';
 import type { PolicySpec } from '../policy/types.js';
 
 export class InFlightEvictions {
@@ -41,62 +41,43 @@ export class InFlightEvictions {
 }
 
 export class RunLimits {
-  private total = 0;
-  private readonly perNode = new Map<string, number>();
-  private readonly perNamespace = new Map<string, number>();
-  private readonly perWorkload = new Map<string, number>();
+  private readonly counts: EvictionLimits;
 
   /**
    * `perWorkloadInRun`: count maxPerWorkload within the run too (a run that executes one plan whole); a paced run
    * leaves it to the shared in-flight slot, which frees as each replacement becomes Ready.
    */
   constructor(
-    private readonly limits: PolicySpec['eviction'],
+    limits: PolicySpec['eviction'],
     private readonly opts: { readonly perWorkloadInRun: boolean } = { perWorkloadInRun: true },
-  ) {}
+  ) {
+    // The same counters the planner uses for one plan, here for one run.
+    this.counts = new EvictionLimits(limits);
+  }
 
   /** Which limit one more eviction of this pod would exceed, or undefined. */
   exceeded(pod: PodInfo): string | undefined {
-    const l = this.limits;
-    if (this.total >= l.maxPerCycle) return `limit maxPerCycle (${l.maxPerCycle}) reached`;
-    const node = pod.nodeName ?? '';
-    if ((this.perNode.get(node) ?? 0) >= l.maxPerNode)
-      return `limit maxPerNode (${l.maxPerNode}) reached on node ${node}`;
-    if ((this.perNamespace.get(pod.namespace) ?? 0) >= l.maxPerNamespace) {
-      return `limit maxPerNamespace (${l.maxPerNamespace}) reached in namespace ${pod.namespace}`;
-    }
-    if (this.opts.perWorkloadInRun && (this.perWorkload.get(workloadKey(pod)) ?? 0) >= l.maxPerWorkload) {
-      return `limit maxPerWorkload (${l.maxPerWorkload}) reached for ${pod.workload.kind}/${pod.workload.name}`;
-    }
-    return undefined;
+    return this.counts.exceeded(pod, !this.opts.perWorkloadInRun);
   }
 
   /** Checks and counts one eviction in one step: undefined when reserved, else the limit that is reached. */
   reserve(pod: PodInfo): string | undefined {
     const reached = this.exceeded(pod);
-    if (reached === undefined) this.add(pod, 1);
+    if (reached === undefined) this.counts.consume(pod);
     return reached;
   }
 
   /** Gives back a reservation whose eviction was not made. */
   release(pod: PodInfo): void {
-    this.add(pod, -1);
+    this.counts.release(pod);
   }
 
   /** Evictions reserved or made in this run. */
   get reserved(): number {
-    return this.total;
+    return this.counts.counted;
   }
 
   get cycleFull(): boolean {
-    return this.total >= this.limits.maxPerCycle;
-  }
-
-  private add(pod: PodInfo, delta: number): void {
-    this.total += delta;
-    const bump = (m: Map<string, number>, k: string): void => void m.set(k, (m.get(k) ?? 0) + delta);
-    bump(this.perNode, pod.nodeName ?? '');
-    bump(this.perNamespace, pod.namespace);
-    bump(this.perWorkload, workloadKey(pod));
+    return this.counts.cycleFull;
   }
 }

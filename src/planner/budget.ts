@@ -99,6 +99,11 @@ export class EvictionLimits {
     return undefined;
   }
 
+  /** Evictions counted so far. */
+  get counted(): number {
+    return this.total;
+  }
+
   /** True once no further eviction can be planned this cycle. */
   get cycleFull(): boolean {
     return this.total >= this.limits.maxPerCycle;
