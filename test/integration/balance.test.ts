@@ -12,6 +12,7 @@ import {
   addZone,
   conditionOf,
   createDeployment,
+  requireNodeLabel,
   createPolicy,
   eventsFor,
   evictionRequests,
@@ -193,13 +194,7 @@ describe.skipIf(!controlPlaneAvailable())('balancing on a real control plane', (
       name: 'db',
       replicas: 4,
       zoneMaxSkew: null,
-      affinity: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }],
-          },
-        },
-      },
+      affinity: requireNodeLabel('disk', 'ssd'),
     });
     const pods = await waitForReady(c, 'affinity', 'db', 4);
     expect(new Set(pods.map((p) => p.spec?.nodeName))).toEqual(new Set(['zone-a-node-1']));

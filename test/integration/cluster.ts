@@ -137,6 +137,17 @@ export interface DeploymentOptions {
   readonly cpu?: string;
 }
 
+/** Required node affinity: only nodes labelled `key=value` (IgnoredDuringExecution, so a relabel breaks it). */
+export function requireNodeLabel(key: string, value: string): k8s.V1Affinity {
+  return {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key, operator: 'In', values: [value] }] }],
+      },
+    },
+  };
+}
+
 export async function createDeployment(c: Cluster, opts: DeploymentOptions): Promise<void> {
   await ensureNamespace(c, opts.namespace);
   const selector = { app: opts.name };

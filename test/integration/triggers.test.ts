@@ -19,6 +19,7 @@ import {
   addZone,
   conditionOf,
   createDeployment,
+  requireNodeLabel,
   createPolicy,
   evictionRequests,
   isDryRun,
@@ -164,13 +165,7 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
       name: 'db',
       replicas: 4,
       zoneMaxSkew: null,
-      affinity: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }],
-          },
-        },
-      },
+      affinity: requireNodeLabel('disk', 'ssd'),
     });
     await waitForReady(c, 'affinity', 'db', 4);
     await c.core.patchNode({ name: 'zone-b-node-1', body: { metadata: { labels: { disk: 'ssd' } } } }, MERGE);
@@ -284,13 +279,7 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
       replicas: 4,
       zoneMaxSkew: null,
       pdb: { maxUnavailable: 1 },
-      affinity: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: 'closing', operator: 'In', values: ['yes'] }] }],
-          },
-        },
-      },
+      affinity: requireNodeLabel('closing', 'yes'),
       tolerations: [{ key: 'dedicated', operator: 'Exists' }],
     });
     await waitForReady(c, 'closing', 'batch', 4);
