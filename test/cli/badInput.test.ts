@@ -3,7 +3,7 @@
 // or an out-of-memory kill would show). And a property: random nested JSON/YAML values put in any field of any
 // object of a real snapshot never make the CLI exit 1.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -16,6 +16,8 @@ import { readFileSync } from 'node:fs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Inside node_modules/.cache so the compiled CLI resolves its dependencies from the project's node_modules.
+// node_modules/.cache does not exist on a fresh clone until something makes it.
+mkdirSync(join(ROOT, 'node_modules/.cache'), { recursive: true });
 const dir = mkdtempSync(join(ROOT, 'node_modules/.cache/kr-bad-input-'));
 const cli = join(dir, 'dist/src/cli/main.js');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
