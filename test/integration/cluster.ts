@@ -516,6 +516,29 @@ export class PdbFloorWatch {
   }
 }
 
+/**
+ * The "new zone" skew: Deployments of `replicas` pods (zone spread maxSkew 1, a PDB of maxUnavailable 1) placed by
+ * the scheduler over the zones that exist, then an empty zone added. Returns a floor watch per Deployment
+ * (replicas − 1 healthy), started once every budget allows one disruption again.
+ */
+export async function skewedByNewZone(
+  c: Cluster,
+  opts: { namespace: string; apps: readonly string[]; replicas: number; zone: string; nodes: number },
+): Promise<PdbFloorWatch[]> {
+  const { namespace, apps, replicas } = opts;
+  for (const app of apps) await createDeployment(c, { namespace, name: app, replicas, pdb: { maxUnavailable: 1 } });
+  for (const app of apps) await waitForReady(c, namespace, app, replicas, 90_000);
+  await addZone(c, opts.zone, opts.nodes);
+  const watches: PdbFloorWatch[] = [];
+  for (const app of apps) {
+    await waitForBudget(c, namespace, app, 1);
+    const watch = new PdbFloorWatch(c, namespace, app, replicas - 1);
+    watches.push(watch);
+    await watch.start();
+  }
+  return watches;
+}
+
 /** Events about an object kind with a reason, in a namespace. */
 export async function eventsFor(c: Cluster, namespace: string, kind: string, reason?: string) {
   const list = await c.core.listNamespacedEvent({ namespace });

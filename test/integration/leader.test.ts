@@ -8,21 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAvailable } from '../controlplane/index.js';
 import { sample } from '../e2e/harness.js';
 import {
-  addZone,
-  createDeployment,
   createPolicy,
   evictionRequests,
   installManifests,
   isDryRun,
   OPERATOR_NAMESPACE,
-  PdbFloorWatch,
+  skewedByNewZone,
   skewOf,
   startCluster,
   waitFor,
-  waitForBudget,
   waitForReady,
   zoneCounts,
   type Cluster,
+  type PdbFloorWatch,
 } from './cluster.js';
 import { startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
 
@@ -46,17 +44,7 @@ describe.skipIf(!controlPlaneAvailable())('leader election with two operator pro
   });
 
   it('SIGKILL of the leader mid-run: the other replica takes over and finishes, nothing evicted twice', async () => {
-    for (const app of APPS) {
-      await createDeployment(c, { namespace: 'ha', name: app, replicas: 6, pdb: { maxUnavailable: 1 } });
-    }
-    for (const app of APPS) await waitForReady(c, 'ha', app, 6, 90_000);
-    await addZone(c, 'zone-c', 2);
-    for (const app of APPS) {
-      await waitForBudget(c, 'ha', app, 1);
-      const watch = new PdbFloorWatch(c, 'ha', app, 5);
-      watches.push(watch);
-      await watch.start();
-    }
+    watches.push(...(await skewedByNewZone(c, { namespace: 'ha', apps: APPS, replicas: 6, zone: 'zone-c', nodes: 2 })));
     // Every 2 s, so the new leader starts a cycle soon after it takes over.
     await createPolicy(c, 'ha', {
       mode: 'Evict',

@@ -6,21 +6,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { controlPlaneAvailable } from '../controlplane/index.js';
 import {
-  addZone,
-  createDeployment,
   createPolicy,
   evictionRequests,
   installManifests,
   isDryRun,
   OPERATOR_NAMESPACE,
-  PdbFloorWatch,
+  skewedByNewZone,
   skewOf,
   startCluster,
   waitFor,
-  waitForBudget,
   waitForReady,
   zoneCounts,
   type Cluster,
+  type PdbFloorWatch,
 } from './cluster.js';
 import { startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
 
@@ -52,17 +50,9 @@ describe.skipIf(!controlPlaneAvailable())('a control plane restart mid-run', () 
   ] as const)(
     '%s restarted: informers recover in the same process, nothing evicted twice, no PDB floor broken',
     async (_, restart, streamsBreak) => {
-      for (const app of APPS) {
-        await createDeployment(c, { namespace: 'ha', name: app, replicas: 6, pdb: { maxUnavailable: 1 } });
-      }
-      for (const app of APPS) await waitForReady(c, 'ha', app, 6, 90_000);
-      await addZone(c, 'zone-c', 2);
-      for (const app of APPS) {
-        await waitForBudget(c, 'ha', app, 1);
-        const watch = new PdbFloorWatch(c, 'ha', app, 5);
-        watches.push(watch);
-        await watch.start();
-      }
+      watches.push(
+        ...(await skewedByNewZone(c, { namespace: 'ha', apps: APPS, replicas: 6, zone: 'zone-c', nodes: 2 })),
+      );
       await createPolicy(c, 'ha', {
         mode: 'Evict',
         schedule: '*/2 * * * * *',
