@@ -12,7 +12,6 @@ import {
   addZone,
   conditionOf,
   createDeployment,
-  requireNodeLabel,
   createPolicy,
   eventsFor,
   evictionRequests,
@@ -25,8 +24,10 @@ import {
   patchPolicy,
   PdbFloorWatch,
   policyStatus,
+  relabelScenario,
   skewOf,
   startCluster,
+  taintScenario,
   waitFor,
   waitForBudget,
   waitForReady,
@@ -188,20 +189,9 @@ describe.skipIf(!controlPlaneAvailable())('balancing on a real control plane', (
   }, 180_000);
 
   it('node affinity broken by a relabel: every pod on the node moves, none more, no eviction error', async () => {
-    await c.core.patchNode({ name: 'zone-a-node-1', body: { metadata: { labels: { disk: 'ssd' } } } }, MERGE);
-    await createDeployment(c, {
-      namespace: 'affinity',
-      name: 'db',
-      replicas: 4,
-      zoneMaxSkew: null,
-      affinity: requireNodeLabel('disk', 'ssd'),
-    });
-    const pods = await waitForReady(c, 'affinity', 'db', 4);
-    expect(new Set(pods.map((p) => p.spec?.nodeName))).toEqual(new Set(['zone-a-node-1']));
-    for (const node of ['zone-b-node-1', 'zone-b-node-2']) {
-      await c.core.patchNode({ name: node, body: { metadata: { labels: { disk: 'ssd' } } } }, MERGE);
-    }
-    await c.core.patchNode({ name: 'zone-a-node-1', body: { metadata: { labels: { disk: 'hdd' } } } }, MERGE);
+    const scenario = await relabelScenario(c, 'affinity', ['zone-b-node-1', 'zone-b-node-2']);
+    expect(new Set(scenario.pods.map((p) => p.spec?.nodeName))).toEqual(new Set(['zone-a-node-1']));
+    await scenario.change();
 
     await createPolicy(c, 'affinity', {
       mode: 'Evict',
@@ -228,23 +218,7 @@ describe.skipIf(!controlPlaneAvailable())('balancing on a real control plane', (
   }, 180_000);
 
   it('a NoSchedule taint its pods do not tolerate: they move, no eviction error', async () => {
-    await c.core.patchNode({ name: 'zone-a-node-2', body: { metadata: { labels: { pool: 'cache' } } } }, MERGE);
-    await createDeployment(c, {
-      namespace: 'taint',
-      name: 'cache',
-      replicas: 3,
-      zoneMaxSkew: null,
-      nodeSelector: { pool: 'cache' },
-    });
-    await waitForReady(c, 'taint', 'cache', 3);
-    await c.core.patchNode({ name: 'zone-b-node-2', body: { metadata: { labels: { pool: 'cache' } } } }, MERGE);
-    await c.core.patchNode(
-      {
-        name: 'zone-a-node-2',
-        body: { spec: { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] } },
-      },
-      MERGE,
-    );
+    await (await taintScenario(c, 'taint')).change();
     await createPolicy(c, 'taint', {
       mode: 'Evict',
       namespaces: { include: ['taint'] },

@@ -516,6 +516,56 @@ export class PdbFloorWatch {
   }
 }
 
+/** Adds (or overwrites) labels on nodes. */
+export async function labelNodes(c: Cluster, nodes: readonly string[], labels: Record<string, string>): Promise<void> {
+  for (const name of nodes) await c.core.patchNode({ name, body: { metadata: { labels } } }, MERGE);
+}
+
+/**
+ * A node taint scenario: `cache` (3 replicas, nodeSelector pool=cache) runs on zone-a-node-2, the only pool node;
+ * then zone-b-node-2 joins the pool. `change()` taints zone-a-node-2 NoSchedule, which the pods do not tolerate.
+ */
+export async function taintScenario(c: Cluster, namespace: string): Promise<{ change(): Promise<void> }> {
+  await labelNodes(c, ['zone-a-node-2'], { pool: 'cache' });
+  await createDeployment(c, {
+    namespace,
+    name: 'cache',
+    replicas: 3,
+    zoneMaxSkew: null,
+    nodeSelector: { pool: 'cache' },
+  });
+  await waitForReady(c, namespace, 'cache', 3);
+  await labelNodes(c, ['zone-b-node-2'], { pool: 'cache' });
+  return {
+    async change() {
+      const taints = [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }];
+      await c.core.patchNode({ name: 'zone-a-node-2', body: { spec: { taints } } }, MERGE);
+    },
+  };
+}
+
+/**
+ * A relabel scenario: `db` (4 replicas, required node affinity disk=ssd) runs on zone-a-node-1, the only ssd node;
+ * then `ssdNodes` get disk=ssd. `change()` relabels zone-a-node-1 disk=hdd, breaking the pods' affinity.
+ */
+export async function relabelScenario(
+  c: Cluster,
+  namespace: string,
+  ssdNodes: readonly string[],
+): Promise<{ pods: k8s.V1Pod[]; change(): Promise<void> }> {
+  await labelNodes(c, ['zone-a-node-1'], { disk: 'ssd' });
+  await createDeployment(c, {
+    namespace,
+    name: 'db',
+    replicas: 4,
+    zoneMaxSkew: null,
+    affinity: requireNodeLabel('disk', 'ssd'),
+  });
+  const pods = await waitForReady(c, namespace, 'db', 4);
+  await labelNodes(c, ssdNodes, { disk: 'ssd' });
+  return { pods, change: () => labelNodes(c, ['zone-a-node-1'], { disk: 'hdd' }) };
+}
+
 /**
  * The "new zone" skew: Deployments of `replicas` pods (zone spread maxSkew 1, a PDB of maxUnavailable 1) placed by
  * the scheduler over the zones that exist, then an empty zone added. Returns a floor watch per Deployment

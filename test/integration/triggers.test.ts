@@ -19,24 +19,26 @@ import {
   addZone,
   conditionOf,
   createDeployment,
-  requireNodeLabel,
   createPolicy,
   evictionRequests,
+  installManifests,
   isDryRun,
   livePods,
   MERGE,
   OPERATOR_NAMESPACE,
   operatorKubeConfig,
   policyStatus,
+  relabelScenario,
   repoRoot,
+  requireNodeLabel,
   skewOf,
   sleep,
   startCluster,
+  taintScenario,
   waitFor,
   waitForBudget,
   waitForReady,
   zoneCounts,
-  installManifests,
   type Cluster,
 } from './cluster.js';
 
@@ -119,16 +121,7 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
   }
 
   it('a NoSchedule taint: the node-change trigger moves its pods within seconds, no schedule needed', async () => {
-    await c.core.patchNode({ name: 'zone-a-node-2', body: { metadata: { labels: { pool: 'cache' } } } }, MERGE);
-    await createDeployment(c, {
-      namespace: 'taint',
-      name: 'cache',
-      replicas: 3,
-      zoneMaxSkew: null,
-      nodeSelector: { pool: 'cache' },
-    });
-    await waitForReady(c, 'taint', 'cache', 3);
-    await c.core.patchNode({ name: 'zone-b-node-2', body: { metadata: { labels: { pool: 'cache' } } } }, MERGE);
+    const scenario = await taintScenario(c, 'taint');
     await createPolicy(c, 'taint', {
       mode: 'Evict',
       namespaces: { include: ['taint'] },
@@ -140,10 +133,7 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await op.operator.waitForSync();
     const mark = evictionRequests(c.cp).length;
     const since = Date.now();
-    await c.core.patchNode(
-      { name: 'zone-a-node-2', body: { spec: { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] } } },
-      MERGE,
-    );
+    await scenario.change();
     const seconds = await secondsUntil(since, () => allReadyOn('taint', 'cache', 3, ['zone-b-node-2']), 'the move');
     const evictions = evictionsIn('taint', mark);
     expect(evictions.map((e) => e.responseStatus?.code)).toEqual([201, 201, 201]);
@@ -159,16 +149,7 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
   }, 120_000);
 
   it('a relabel breaking required node affinity: the trigger moves every pod on the node, none more', async () => {
-    await c.core.patchNode({ name: 'zone-a-node-1', body: { metadata: { labels: { disk: 'ssd' } } } }, MERGE);
-    await createDeployment(c, {
-      namespace: 'affinity',
-      name: 'db',
-      replicas: 4,
-      zoneMaxSkew: null,
-      affinity: requireNodeLabel('disk', 'ssd'),
-    });
-    await waitForReady(c, 'affinity', 'db', 4);
-    await c.core.patchNode({ name: 'zone-b-node-1', body: { metadata: { labels: { disk: 'ssd' } } } }, MERGE);
+    const scenario = await relabelScenario(c, 'affinity', ['zone-b-node-1']);
     await createPolicy(c, 'affinity', {
       mode: 'Evict',
       namespaces: { include: ['affinity'] },
@@ -178,7 +159,7 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await op.operator.waitForSync();
     const mark = evictionRequests(c.cp).length;
     const since = Date.now();
-    await c.core.patchNode({ name: 'zone-a-node-1', body: { metadata: { labels: { disk: 'hdd' } } } }, MERGE);
+    await scenario.change();
     const seconds = await secondsUntil(since, () => allReadyOn('affinity', 'db', 4, ['zone-b-node-1']), 'the move');
     const evictions = evictionsIn('affinity', mark);
     expect(evictions.map((e) => e.responseStatus?.code)).toEqual([201, 201, 201, 201]);
