@@ -1,11 +1,13 @@
 // The analysis: a pure function from a snapshot and a policy to spread groups and violations.
 import type { ClusterSnapshot, Labels, NodeInfo } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
+import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
+import type { ViolationRecord } from '../strategies/types.js';
 import { EligibilityCache } from './eligibility.js';
 import { PodIndex } from './podIndex.js';
 import { namespaceScope, type NamespaceScope } from './scope.js';
 import { analyzeTopologySpread, type SpreadGroup } from './topologySpread.js';
-import { analyzeViolations, type ViolationRecord } from './violations.js';
+import { analyzeViolations } from './violations.js';
 
 export interface Analysis {
   readonly snapshot: ClusterSnapshot;
@@ -35,7 +37,12 @@ export function namespaceLabelLookup(snapshot: ClusterSnapshot): (namespace: str
   };
 }
 
-export function analyze(snapshot: ClusterSnapshot, spec: PolicySpec): Analysis {
+/** `strategies`: whose rules are checked (the built-in strategies unless a caller registered others). */
+export function analyze(
+  snapshot: ClusterSnapshot,
+  spec: PolicySpec,
+  strategies: StrategyRegistry = STRATEGIES,
+): Analysis {
   const nodes = new Map(snapshot.nodes.map((n) => [n.name, n]));
   const index = new PodIndex(snapshot.pods, (name) => nodes.has(name));
   const eligibility = new EligibilityCache(snapshot.nodes);
@@ -50,6 +57,6 @@ export function analyze(snapshot: ClusterSnapshot, spec: PolicySpec): Analysis {
     index,
     eligibility,
   );
-  const violations = analyzeViolations(snapshot.pods, { spec, inScope, nodes, index, namespaceLabels });
+  const violations = analyzeViolations(snapshot.pods, { spec, inScope, nodes, index, namespaceLabels }, strategies);
   return { snapshot, nodes, index, eligibility, inScope, namespaceLabels, groups, violations };
 }

@@ -4,7 +4,7 @@
 // node inclusion policies, matches the pod's nodeSelector / required node affinity (Honor by default) and
 // tolerates its NoSchedule/NoExecute taints (Ignore by default).
 import { matchesRequiredNodeAffinity } from '../model/nodeAffinity.js';
-import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint } from '../model/taints.js';
+import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint, tolerationsText } from '../model/taints.js';
 import type { NodeInfo, RequiredNodeAffinity, SpreadConstraint, Toleration } from '../model/types.js';
 import { domainOf } from './podIndex.js';
 
@@ -15,10 +15,6 @@ export interface EligibilityInput {
   readonly siblingKeys: readonly string[];
   readonly nodeAffinity: RequiredNodeAffinity;
   readonly tolerations: readonly Toleration[];
-}
-
-export function tolerationsText(tolerations: readonly Toleration[]): string {
-  return tolerations.map((t) => `${t.key}|${t.operator}|${t.value}|${t.effect}`).join(';');
 }
 
 export function eligibilityKey(input: EligibilityInput): string {

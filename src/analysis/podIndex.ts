@@ -2,12 +2,8 @@
 // found from its most selective `In` requirement instead of a pass over all pods (near-linear analysis at
 // 150,000 pods and thousands of constraint groups).
 import { labelValue, matchesSelector } from '../model/labels.js';
+import { isCounted } from '../model/pods.js';
 import type { PodInfo, Selector } from '../model/types.js';
-
-/** Pods the scheduler counts in spread and affinity: bound to a node, not terminating, not finished. */
-export function isCounted(pod: PodInfo): boolean {
-  return pod.nodeName !== undefined && !pod.terminating && pod.phase !== 'Succeeded' && pod.phase !== 'Failed';
-}
 
 interface NamespaceIndex {
   readonly all: PodInfo[];

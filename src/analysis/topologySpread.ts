@@ -3,10 +3,12 @@
 // the namespace that matches the selector (whatever its owner), and skew = max − min over eligible domains,
 // with the minimum taken as 0 when there are fewer eligible domains than minDomains.
 import { selectorFromLabels, selectorText } from '../model/labels.js';
+import { isPodActive } from '../model/pods.js';
+import { tolerationsText } from '../model/taints.js';
 import type { Labels, PodInfo, SpreadConstraint, WhenUnsatisfiable } from '../model/types.js';
-import type { DefaultConstraint } from '../policy/types.js';
+import type { DefaultConstraint } from '../strategies/topologySpread/policy.js';
 import type { EligibilityCache } from './eligibility.js';
-import { eligibilityKey, tolerationsText, type EligibilityInput } from './eligibility.js';
+import { eligibilityKey, type EligibilityInput } from './eligibility.js';
 import type { PodIndex } from './podIndex.js';
 import type { NamespaceScope } from './scope.js';
 
@@ -196,7 +198,7 @@ export function collectGroups(
   const caches: GroupingCaches = { sets: new WeakMap(), templates: new Map() };
   const unconstrained: PodInfo[] = [];
   for (const pod of pods) {
-    if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed' || !inScope(pod.namespace)) continue;
+    if (!isPodActive(pod) || !inScope(pod.namespace)) continue;
     if (pod.spreadConstraints.length === 0) {
       unconstrained.push(pod);
       continue;

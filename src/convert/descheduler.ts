@@ -4,7 +4,8 @@
 // nothing the user configured disappears silently.
 import { stringify } from 'yaml';
 import { InputError } from '../errors.js';
-import { isObj } from '../model/rawJson.js';
+import { isObj, stringItems as strings } from '../model/rawJson.js';
+import { STRATEGIES } from '../strategies/registry.js';
 
 export interface ConvertedPolicy {
   readonly name: string;
@@ -37,16 +38,7 @@ const NOT_CARRIED: Readonly<Record<string, string>> = {
     'non-Running pods (the pod garbage collector removes them)',
 };
 
-const STRATEGY_OF: Readonly<Record<string, string>> = {
-  RemovePodsViolatingTopologySpreadConstraint: 'topologySpread',
-  RemovePodsViolatingInterPodAntiAffinity: 'podAntiAffinity',
-  RemovePodsViolatingNodeAffinity: 'nodeAffinity',
-  RemovePodsViolatingNodeTaints: 'nodeTaints',
-};
-
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const REQUIRED_NODE_AFFINITY = 'requiredDuringSchedulingIgnoredDuringExecution';
-const PREFERRED_NODE_AFFINITY = 'preferredDuringSchedulingIgnoredDuringExecution';
 
 /** What one descheduler strategy or plugin asks for, whatever the API version. */
 interface PluginSettings {
@@ -62,10 +54,6 @@ interface EvictorSettings {
 
 function obj(value: unknown): Obj {
   return isObj(value) ? value : {};
-}
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
 /** A DNS-1123 name for a profile ("ProfileName" → "profilename"). */
@@ -142,58 +130,29 @@ function fromProfile(raw: Obj, profile: Obj, index: number, file: string, name?:
   return build(policyName(base), plugins, evictor, notes);
 }
 
-/** The settings of one carried-over strategy that have an equivalent in ours. */
-function applyStrategyArgs(strategy: string, plugin: string, args: Obj, target: Obj, notes: string[]): void {
-  if (strategy === 'topologySpread') {
-    const constraints = strings(args['constraints']);
-    if (args['includeSoftConstraints'] !== undefined)
-      target['includeSoftConstraints'] = args['includeSoftConstraints'] === true;
-    else if (constraints.length > 0) target['includeSoftConstraints'] = constraints.includes('ScheduleAnyway');
-    if (args['topologyBalanceNodeFit'] !== undefined)
-      notes.push(
-        `${plugin}.topologyBalanceNodeFit: kube-rebalancer always simulates the replacement's node (eviction.nodeFit)`,
-      );
-  }
-  if (strategy === 'nodeAffinity') {
-    const types = strings(args['nodeAffinityType']);
-    const chosen = types.length > 0 ? types : [REQUIRED_NODE_AFFINITY];
-    target['required'] = chosen.includes(REQUIRED_NODE_AFFINITY);
-    target['preferred'] = chosen.includes(PREFERRED_NODE_AFFINITY);
-  }
-  if (strategy === 'nodeTaints') {
-    if (args['excludedTaints'] !== undefined) target['excludedTaints'] = strings(args['excludedTaints']);
-    if (args['includePreferNoSchedule'] !== undefined)
-      target['includePreferNoSchedule'] = args['includePreferNoSchedule'] === true;
-    if (args['excludedTaints'] === undefined) target['excludedTaints'] = [];
-  }
-}
-
 function build(
   name: string,
   plugins: readonly PluginSettings[],
   evictor: EvictorSettings,
   notes: string[],
 ): ConvertedPolicy {
-  const strategies: Record<string, Obj> = {
-    topologySpread: { enabled: false },
-    podAntiAffinity: { enabled: false },
-    podAffinity: { enabled: false },
-    nodeAffinity: { enabled: false },
-    nodeTaints: { enabled: false },
-  };
+  // Every strategy is named, off unless a plugin maps to it, so the result reads as a complete translation.
+  const strategies: Record<string, Obj> = {};
+  for (const s of STRATEGIES.all) strategies[s.key] = { enabled: false };
   const namespaceSettings = new Map<string, Obj>();
   const selectors = new Map<string, unknown>();
   for (const plugin of plugins) {
-    const strategy = STRATEGY_OF[plugin.name];
-    if (strategy === undefined) {
+    const strategy = STRATEGIES.byDeschedulerPlugin(plugin.name);
+    if (strategy?.descheduler === undefined) {
       const why = NOT_CARRIED[plugin.name] ?? 'not a strategy kube-rebalancer knows';
       notes.push(`${plugin.name}: not carried over: ${why}`);
       continue;
     }
-    const target = strategies[strategy]!;
+    const target = strategies[strategy.key]!;
     target['enabled'] = true;
     const args = plugin.args;
-    applyStrategyArgs(strategy, plugin.name, args, target, notes);
+    // The settings that have an equivalent in ours: each strategy knows its plugin's args.
+    strategy.descheduler.convertArgs(args, target, notes);
     if (args['namespaces'] !== undefined)
       namespaceSettings.set(JSON.stringify(args['namespaces']), obj(args['namespaces']));
     if (args['labelSelector'] !== undefined)

@@ -2,7 +2,8 @@
 // no module state), with the few operations the rest of the operator needs. Names, help texts and label names
 // come from ./names.ts.
 //
-// Cardinality: policy, strategy and result labels are bounded by the number of policies and two enums. The topology
+// Cardinality: policy, strategy and result labels are bounded by the number of policies, the registered strategies
+// and an enum. The topology
 // series (namespace × workload × topology_key) grow with the cluster, so they are capped (default 10,000 label sets,
 // each exported as a skew and a max-skew gauge); label sets over the cap are counted in
 // rebalancer_metric_series_dropped_total instead of being exported, and series of workloads that disappeared are
@@ -11,6 +12,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { WhenUnsatisfiable } from '../model/types.js';
 import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
+import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import {
   ABORT_REASONS,
   CYCLE_DURATION_BUCKETS,
@@ -18,7 +20,6 @@ import {
   CYCLE_TRIGGERS,
   EVICTION_RESULTS,
   METRICS,
-  STRATEGIES,
 } from './names.js';
 import type { AbortReason, CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
 
@@ -29,6 +30,8 @@ export interface MetricsOptions {
   readonly maxSkewSeries?: number;
   /** Clock, in milliseconds since the epoch, for the last-success timestamp. Default `Date.now`. */
   readonly now?: () => number;
+  /** The strategies whose names label the violation and eviction series. Default: the built-in ones. */
+  readonly strategies?: StrategyRegistry;
 }
 
 /**
@@ -101,6 +104,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     throw new RangeError(`maxSkewSeries must be a non-negative integer, got ${maxSkewSeries}`);
   }
   const now = opts.now ?? Date.now;
+  const strategies = (opts.strategies ?? STRATEGIES).names;
   const registers = [registry];
 
   const topologySkew = new Gauge({ ...METRICS.topologySkew, registers });
@@ -178,7 +182,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   }
 
   function recordViolations(policy: string, countsByStrategy: ViolationCounts): void {
-    for (const strategy of STRATEGIES) {
+    for (const strategy of strategies) {
       violations.set({ policy, strategy }, countsByStrategy[strategy] ?? 0);
     }
   }
@@ -207,7 +211,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   function forgetPolicy(policy: string): void {
     for (const key of ownedByPolicy.get(policy) ?? []) release(policy, key);
     ownedByPolicy.delete(policy);
-    for (const strategy of STRATEGIES) {
+    for (const strategy of strategies) {
       violations.remove({ policy, strategy });
       for (const result of EVICTION_RESULTS) evictions.remove({ policy, strategy, result });
     }

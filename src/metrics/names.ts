@@ -1,8 +1,7 @@
 // The metric catalogue: every metric the operator exports, named once, with its type, help text and label names.
+// The values of the `strategy` label are the registry's strategy names (src/strategies/registry.ts).
 // `createMetrics` builds the metrics from this table, and the tests check the PrometheusRule and the Grafana dashboard
 // against it, so a query can never name a metric or a label that does not exist.
-import type { Strategy } from '../planner/types.js';
-
 export type MetricType = 'gauge' | 'counter' | 'histogram';
 
 export interface MetricDefinition {
@@ -27,15 +26,6 @@ export type AbortReason = (typeof ABORT_REASONS)[number];
 /** What started a cycle (label `trigger` of `rebalancer_cycles_total`): its cron schedule, a node change, a policy change. */
 export const CYCLE_TRIGGERS = ['schedule', 'node', 'policy'] as const;
 export type CycleTriggerLabel = (typeof CYCLE_TRIGGERS)[number];
-
-/** Every strategy, so violation gauges can be written for all of them (0 when none). */
-export const STRATEGIES: readonly Strategy[] = [
-  'TopologySpread',
-  'PodAntiAffinity',
-  'PodAffinity',
-  'NodeAffinity',
-  'NodeTaints',
-];
 
 /** Buckets of `rebalancer_cycle_duration_seconds`: a cycle takes milliseconds on a small cluster, minutes at worst. */
 export const CYCLE_DURATION_BUCKETS: readonly number[] = [

@@ -3,7 +3,14 @@
 // within a term, every expression and field requirement must match; a term with no requirements matches nothing;
 // Gt/Lt compare the label as an integer against the single value (an unparsable label does not match).
 import { labelValue, labelValueProblem, matchesLabelOperator } from './labels.js';
-import type { Labels, NodeInfo, NodeSelectorRequirement, NodeSelectorTerm, RequiredNodeAffinity } from './types.js';
+import type {
+  Labels,
+  NodeInfo,
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  PreferredSchedulingTerm,
+  RequiredNodeAffinity,
+} from './types.js';
 
 const INTEGER_RE = /^[+-]?\d+$/;
 
@@ -71,6 +78,19 @@ export function matchesRequiredNodeAffinity(
   if (req.terms === undefined) return true;
   for (const term of req.terms) if (matchesNodeSelectorTerm(term, node)) return true;
   return false;
+}
+
+/**
+ * The scheduler's NodeAffinity score of a node before normalisation: the sum of the weights of the preferred terms
+ * the node matches. The violation check, the planner's justification and the placement tie-break all use it.
+ */
+export function preferredScore(
+  terms: readonly PreferredSchedulingTerm[],
+  node: Pick<NodeInfo, 'name' | 'labels'>,
+): number {
+  let score = 0;
+  for (const t of terms) if (matchesNodeSelectorTerm(t.term, node)) score += t.weight;
+  return score;
 }
 
 export const NO_NODE_REQUIREMENT: RequiredNodeAffinity = { nodeSelector: undefined, terms: undefined, text: '' };

@@ -15,6 +15,7 @@
 //       "expected ≤ 0 ⇒ no disruptions" makes such a budget block every eviction. We do the same.
 //   allowed = expected > 0 ? max(0, healthy − desiredHealthy) : 0
 import { matchesSelector } from './labels.js';
+import { isPodActive } from './pods.js';
 import type { ClusterSnapshot, IntOrPercent, PdbInfo, PodInfo } from './types.js';
 
 /** `namespace/name`, the key of computeAllowances' map. */
@@ -54,8 +55,7 @@ function counts(pdb: PdbInfo, pods: readonly PodInfo[]): { expected: number; hea
   let expected = 0,
     healthy = 0;
   for (const pod of pods) {
-    if (pod.terminating || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
-    if (!matchesSelector(pdb.selector, pod.labels)) continue;
+    if (!isPodActive(pod) || !matchesSelector(pdb.selector, pod.labels)) continue;
     expected++;
     if (pod.ready) healthy++;
   }

@@ -18,3 +18,8 @@ export function typeName(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${JSON.stringify(value)}`;
 }
+
+/** The strings of a list, leniently: anything else (not a list, items of other types) is left out. */
+export function stringItems(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}

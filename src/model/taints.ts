@@ -32,3 +32,8 @@ export const DO_NOT_SCHEDULE_EFFECTS: ReadonlySet<TaintEffect> = new Set<TaintEf
 export function taintText(taint: Taint): string {
   return taint.value === '' ? `${taint.key}:${taint.effect}` : `${taint.key}=${taint.value}:${taint.effect}`;
 }
+
+/** Canonical text of a toleration list, as a key: pods with equal text tolerate the same taints. */
+export function tolerationsText(tolerations: readonly Toleration[]): string {
+  return tolerations.map((t) => `${t.key}|${t.operator}|${t.value}|${t.effect}`).join(';');
+}

@@ -1,28 +1,32 @@
 // The planner: the fewest evictions that restore balance, each one justified by a simulated reschedule.
 //
-// Order of work: rule violations first (one move of the offending pod; for anti-affinity, the rule's owner or every
-// pod its rule matches, as a set), then skewed spread groups, most excess first. For a group, every step moves one
-// pod from a fullest domain to where the scheduler simulation puts its replacement, re-measuring after each move; a
-// step is kept only if it strictly lowers the group's (skew, domains at max, domains at min), creates no new hard
-// violation and leaves no hard spread group above max(its skew before, its maxSkew); and a run of steps is kept only
-// if it ends with the skew lower, since an eviction that lowers no skew is not worth its disruption. Moves are
-// undoable, so a set that cannot be completed is dropped whole. PodDisruptionBudgets, pod protections, priority and
-// the policy's limits are checked before a move is simulated; a refused candidate is reported in `skipped` and the
-// next candidate is tried, so a spent budget is routed around rather than hit.
+// What is broken, which pods may move and what a move must achieve is each strategy's (src/strategies, one registry);
+// this is the engine that tries the moves. Order of work: rule violations first (one move of the offending pod; for a
+// rule with peers, anti-affinity, the rule's owner or every pod its rule matches, as a set), then the spread groups a
+// skew strategy acts on, most excess first. For a group, every step moves one pod from a fullest domain to where the
+// scheduler simulation puts its replacement, re-measuring after each move; a step is kept only if it strictly lowers
+// the group's (skew, domains at max, domains at min), creates no new hard violation and leaves no hard spread group
+// above max(its skew before, its maxSkew); and a run of steps is kept only if it ends with the skew lower, since an
+// eviction that lowers no skew is not worth its disruption. Moves are undoable, so a set that cannot be completed is
+// dropped whole. PodDisruptionBudgets, pod protections, priority and the policy's limits are checked before a move
+// is simulated; a refused candidate is reported in `skipped` and the next candidate is tried, so a spent budget is
+// routed around rather than hit.
 import { analyze, type Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
-import { tolerationsText } from '../analysis/eligibility.js';
-import { nodeAdmitsPod, type ViolationRecord } from '../analysis/violations.js';
-import { MATCH_EVERYTHING, matchesSelector } from '../model/labels.js';
-import { matchesNodeSelectorTerm, matchesRequiredNodeAffinity } from '../model/nodeAffinity.js';
+import { nodeAdmitsPod } from '../model/admission.js';
+import { MATCH_EVERYTHING } from '../model/labels.js';
+import { matchesNodeSelectorTerm } from '../model/nodeAffinity.js';
 import { computeAllowances } from '../model/pdb.js';
-import { isTolerated } from '../model/taints.js';
+import { skewTuple } from '../model/spread.js';
+import { tolerationsText } from '../model/taints.js';
 import type { ClusterSnapshot, NodeInfo, PodInfo, QosClass } from '../model/types.js';
 import { volumeKey, volumesReachable, volumeText } from '../model/volumes.js';
 import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy, PolicySpec } from '../policy/types.js';
-import { ClusterState, skewTuple, tupleLess, type GroupState, type Placed } from '../scheduling/clusterState.js';
+import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
+import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
+import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '../strategies/types.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
 import { protectionReason, type EvictabilityContext } from './evictability.js';
 import { buildPlanReport } from './report.js';
@@ -31,6 +35,8 @@ import type { RebalancePlan, Strategy } from './types.js';
 export interface PlanOptions {
   /** Workloads (`namespace/Kind/name`) the operator holds back this cycle, with the reason (cooldown, pacing). */
   readonly heldWorkloads?: ReadonlyMap<string, string>;
+  /** The strategies to plan with: the built-in ones unless a caller registered others. */
+  readonly strategies?: StrategyRegistry;
 }
 
 export interface Move {
@@ -94,6 +100,11 @@ class Planner {
   private readonly budgets: DisruptionBudgets;
   private readonly limits: EvictionLimits;
   private readonly evictability: EvictabilityContext;
+  private readonly strategies: StrategyRegistry;
+  /** What the strategies' justifications may ask of the simulation. */
+  private readonly moveContext: MoveContext;
+  /** The skew strategy acting on each spread group (null: none does), by group id. */
+  private readonly groupStrategies = new Map<string, SkewStrategy | null>();
 
   constructor(
     readonly analysis: Analysis,
@@ -101,7 +112,12 @@ class Planner {
     private readonly options: PlanOptions,
   ) {
     const snapshot = analysis.snapshot;
+    this.strategies = options.strategies ?? STRATEGIES;
     this.state = new ClusterState(analysis);
+    this.moveContext = {
+      nodeFit: spec.eviction.nodeFit,
+      fits: (pod, from, scope) => placementCheck(this.state, pod, { pod, node: from }, scope),
+    };
     this.budgets = new DisruptionBudgets(snapshot.pdbs, computeAllowances(snapshot));
     this.limits = new EvictionLimits(spec.eviction);
     this.evictability = {
@@ -112,6 +128,10 @@ class Planner {
       podSelector: spec.podSelector ?? MATCH_EVERYTHING,
     };
   }
+
+  /** The node of a pod that is live in the plan's state (undefined once moved or gone). */
+  private readonly liveAt = (pod: PodInfo): NodeInfo | undefined =>
+    this.state.isLive(pod) ? this.state.nodeOf(pod) : undefined;
 
   skippedList(): Array<{ pod: PodInfo; strategy: Strategy; reason: string }> {
     const moved = new Set(this.moves.map((m) => m.pod.uid));
@@ -220,10 +240,18 @@ class Planner {
 
   // ---- violations -------------------------------------------------------------------------------------------------
 
+  /** The rule strategy that found a violation. */
+  private ruleOf(v: ViolationRecord): RuleStrategy {
+    const strategy = this.strategies.byName(v.strategy);
+    if (strategy?.kind !== 'rule')
+      throw new Error(`violation of ${v.strategy}, which is not a registered rule strategy`);
+    return strategy;
+  }
+
   private actsOn(v: ViolationRecord): boolean {
     if (!v.soft) return true;
-    if (v.strategy === 'NodeAffinity') return this.spec.strategies.nodeAffinity.preferred;
-    return v.strategy === 'NodeTaints' && this.spec.strategies.nodeTaints.includePreferNoSchedule;
+    const rule = this.ruleOf(v);
+    return rule.actsOnSoft(configOf(this.spec.strategies, rule));
   }
 
   /** Whether the violation still holds in the current plan state (an earlier move may have cleared it). */
@@ -241,54 +269,34 @@ class Planner {
     pod: PodInfo,
     from: NodeInfo,
   ): (target: NodeInfo | undefined) => string | undefined {
-    const interPod =
-      v.strategy === 'PodAntiAffinity' || v.strategy === 'PodAffinity'
-        ? placementCheck(this.state, pod, { pod, node: from }, this.spec.eviction.nodeFit ? 'all' : 'interPod')
-        : undefined;
-    const fails = (target: NodeInfo): boolean => {
-      switch (v.strategy) {
-        case 'NodeAffinity':
-          return v.soft
-            ? preferredScore(pod, target) <= preferredScore(pod, from)
-            : !matchesRequiredNodeAffinity(pod.requiredNodeAffinity, target);
-        case 'NodeTaints':
-          return target.taints.some(
-            (t) =>
-              (v.soft ? t.effect === 'PreferNoSchedule' : t.effect !== 'PreferNoSchedule') &&
-              !isTolerated(t, pod.tolerations),
-          );
-        case 'PodAntiAffinity':
-        case 'PodAffinity':
-          return !interPod!(target);
-        case 'TopologySpread':
-          return false;
-      }
-    };
+    const clears = this.ruleOf(v).clears(v, pod, from, this.moveContext);
     return (target) => {
       if (!target) return 'no target node';
-      return fails(target) ? 'the replacement would land where the rule is still broken' : undefined;
+      return clears(target) ? undefined : 'the replacement would land where the rule is still broken';
     };
   }
 
   fixViolations(): void {
-    const order: Strategy[] = ['NodeTaints', 'NodeAffinity', 'PodAntiAffinity', 'PodAffinity'];
+    const rank = new Map(this.strategies.rules.map((s, i) => [s.name, i]));
+    const order = (v: ViolationRecord): number => rank.get(v.strategy) ?? -1;
     const violations = this.analysis.violations
       .filter((v) => this.actsOn(v))
-      .sort((a, b) => Number(a.soft) - Number(b.soft) || order.indexOf(a.strategy) - order.indexOf(b.strategy));
+      .sort((a, b) => Number(a.soft) - Number(b.soft) || order(a) - order(b));
     const degree = conflictDegrees(violations);
-    const byOwner = antiAffinityByOwner(violations);
-    const antiOwners = new Set<string>();
+    const byOwner = conflictsByOwner(violations);
+    const owners = new Set<string>();
     for (const v of violations) {
       if (!this.stillHolds(v)) continue;
       if (this.limits.cycleFull) {
         this.skip(v.pod, v.strategy, `${this.limits.exceeded(v.pod) ?? 'limit reached'}; left for the next cycle`);
         continue;
       }
-      if (v.strategy === 'PodAntiAffinity' && v.ruleOwner !== undefined) {
-        // One broken anti-affinity rule, whatever the number of pods it matches, is cleared as a whole.
-        if (antiOwners.has(v.ruleOwner.uid)) continue;
-        antiOwners.add(v.ruleOwner.uid);
-        this.clearAntiAffinity(v.ruleOwner, byOwner.get(v.ruleOwner) ?? [], degree);
+      if (v.ruleOwner !== undefined) {
+        // One broken rule with peers (anti-affinity), whatever the number of pods it matches, is cleared as a whole.
+        const key = ownerKey(v.strategy, v.ruleOwner);
+        if (owners.has(key)) continue;
+        owners.add(key);
+        this.clearConflict(v.strategy, v.ruleOwner, byOwner.get(key) ?? [], degree);
         continue;
       }
       const result = this.attemptClearing(v, v.pod, v.pod);
@@ -309,7 +317,7 @@ class Planner {
       // Moving the pod whose rule is broken needs no cap; moving another pod only helps the rule's owner, so it
       // must not be of higher priority than the owner.
       maxPriority: pod === owner ? undefined : owner.priority,
-      withoutTarget: !v.soft && v.strategy !== 'PodAffinity',
+      withoutTarget: !v.soft && this.ruleOf(v).withoutTarget,
     });
   }
 
@@ -318,11 +326,16 @@ class Planner {
   }
 
   /**
-   * `owner`'s required anti-affinity matches pods in its domain: either the owner moves, or every one of those
-   * pods does. The cheaper set that can move entirely is planned; a partial set would leave the rule broken, so a
-   * set with a pod that cannot move is dropped whole.
+   * `owner`'s rule (required anti-affinity) matches pods in its domain: either the owner moves, or every one of
+   * those pods does. The cheaper set that can move entirely is planned; a partial set would leave the rule broken,
+   * so a set with a pod that cannot move is dropped whole.
    */
-  private clearAntiAffinity(owner: PodInfo, conflicts: readonly ViolationRecord[], degree: Map<string, number>): void {
+  private clearConflict(
+    strategy: Strategy,
+    owner: PodInfo,
+    conflicts: readonly ViolationRecord[],
+    degree: Map<string, number>,
+  ): void {
     if (!this.state.isLive(owner)) return;
     const peers: PodInfo[] = [];
     for (const v of conflicts) {
@@ -348,7 +361,7 @@ class Planner {
         this.commit(
           pod,
           result.target,
-          'PodAntiAffinity',
+          strategy,
           this.withCapacityNote(reasonFor(owner, pod, conflicts), result.target),
         );
       }
@@ -357,8 +370,8 @@ class Planner {
         `evicting it alone would not clear the anti-affinity of ${owner.namespace}/${owner.name}: ` +
         `${refused.pod.namespace}/${refused.pod.name} must move too and cannot (${refused.reason})`;
       this.rollback(mark, why);
-      this.skip(refused.pod, 'PodAntiAffinity', refused.reason);
-      for (const pod of set) if (pod !== refused.pod) this.skip(pod, 'PodAntiAffinity', why);
+      this.skip(refused.pod, strategy, refused.reason);
+      for (const pod of set) if (pod !== refused.pod) this.skip(pod, strategy, why);
     }
   }
 
@@ -379,26 +392,31 @@ class Planner {
 
   // ---- topology spread --------------------------------------------------------------------------------------------
 
-  private actsOnGroup(g: SpreadGroup): boolean {
-    const cfg = this.spec.strategies.topologySpread;
-    return cfg.enabled && (g.constraint.whenUnsatisfiable === 'DoNotSchedule' || cfg.includeSoftConstraints);
+  /** The skew strategy that acts on a spread group, if one does (memoised: it depends on the spec only). */
+  private skewStrategyOf(g: SpreadGroup): SkewStrategy | undefined {
+    let found = this.groupStrategies.get(g.id);
+    if (found === undefined) {
+      found = this.strategies.skew.find((s) => s.actsOn(g, configOf(this.spec.strategies, s))) ?? null;
+      this.groupStrategies.set(g.id, found);
+    }
+    return found ?? undefined;
   }
 
   balanceGroups(): void {
     const groups = [...this.state.groups()]
-      .filter((g) => this.actsOnGroup(g.group) && g.group.skew > g.group.constraint.maxSkew)
+      .filter((g) => this.skewStrategyOf(g.group) !== undefined && g.group.skew > g.group.constraint.maxSkew)
       .sort(
         (a, b) =>
           b.group.skew - b.group.constraint.maxSkew - (a.group.skew - a.group.constraint.maxSkew) ||
           (a.group.id < b.group.id ? -1 : 1),
       );
-    for (const g of groups) this.balanceGroup(g);
+    for (const g of groups) this.balanceGroup(g, this.skewStrategyOf(g.group)!);
   }
 
-  private balanceGroup(g: GroupState): void {
+  private balanceGroup(g: GroupState, s: SkewStrategy): void {
     const c = g.group.constraint;
     if (this.limits.cycleFull) {
-      this.deferred(g);
+      this.deferred(g, s);
       return;
     }
     // An eviction is worth its disruption if it lowers the skew, or if it belongs to a set of this plan's moves that
@@ -417,13 +435,13 @@ class Planner {
         [mark, lowest] = [this.moves.length, skew];
       }
       if (skew <= c.maxSkew) return;
-      const step = this.bestStep(g, strict);
+      const step = this.bestStep(g, s, strict);
       if (step.kind === 'move') {
-        this.commit(step.pod, step.target, 'TopologySpread', step.reason);
+        this.commit(step.pod, step.target, s.name, step.reason);
         continue;
       }
       const why = step.lastReason === undefined ? '' : ` (${step.lastReason})`;
-      if (this.moves.length > mark && this.completesLater(g, strict)) return;
+      if (this.moves.length > mark && this.completesLater(g, s, strict)) return;
       if (this.moves.length > mark) {
         this.rollback(mark, `${alone}, and the evictions that would lower it with it cannot all be made${why}`);
       }
@@ -445,16 +463,16 @@ class Planner {
    * `simulate` in its next cycles. Then the moves planned so far are worth their disruption. The moves looked ahead
    * are taken back (they are not part of this plan) and nothing is reported for them.
    */
-  private completesLater(g: GroupState, strict: boolean): boolean {
+  private completesLater(g: GroupState, s: SkewStrategy, strict: boolean): boolean {
     const c = g.group.constraint;
     const mark = this.moves.length;
     this.lookingAhead = true;
     try {
       for (;;) {
         if (skewTuple(g.counts, c.minDomains)[0] <= c.maxSkew) return true;
-        const step = this.bestStep(g, strict);
+        const step = this.bestStep(g, s, strict);
         if (step.kind !== 'move') return false;
-        this.commit(step.pod, step.target, 'TopologySpread', step.reason);
+        this.commit(step.pod, step.target, s.name, step.reason);
       }
     } finally {
       this.lookingAhead = false;
@@ -473,34 +491,28 @@ class Planner {
   }
 
   /** The cycle's eviction budget is spent: say so once for the group instead of trying every pod. */
-  private deferred(g: GroupState): void {
+  private deferred(g: GroupState, s: SkewStrategy): void {
     const first = g.group.members.find((p) => this.state.isLive(p));
     const limit = first && this.limits.exceeded(first);
-    if (first && limit) this.skip(first, 'TopologySpread', `${limit}; the group's skew is left for the next cycle`);
+    if (first && limit) this.skip(first, s.name, `${limit}; the group's skew is left for the next cycle`);
   }
 
   /** The best next move of the group; `strict`: only a move that lowers the skew itself. */
   private bestStep(
     g: GroupState,
+    s: SkewStrategy,
     strict: boolean,
   ):
     | { kind: 'move'; pod: PodInfo; target: NodeInfo | undefined; reason: string }
     | { kind: 'none'; unrepairable: string | undefined; lastReason: string | undefined } {
-    const c = g.group.constraint;
-    const before = skewTuple(g.counts, c.minDomains);
-    let max = 0;
-    for (const n of g.counts.values()) max = Math.max(max, n);
-    const candidates = g.group.members
-      .filter((p) => this.state.isLive(p) && matchesSelector(c.selector, p.labels))
-      .filter((p) => g.counts.get(g.group.domainsByNode.get(this.state.nodeOf(p)!.name) ?? '') === max)
-      .sort(compareCandidates);
+    const before = skewTuple(g.counts, g.group.constraint.minDomains);
+    const candidates = s.candidates(g.group, g.counts, this.liveAt).sort(compareCandidates);
     const rules: AttemptRules = {
-      strategy: 'TopologySpread',
-      helps: (pod, target, from) => {
-        const after = this.state.tupleAfter(g, pod, from, target);
-        const better = strict ? after[0] < before[0] : tupleLess(after, before);
-        return better ? undefined : 'the replacement would not reduce the skew';
-      },
+      strategy: s.name,
+      helps: (pod, target, from) =>
+        s.helps(this.state.tupleAfter(g, pod, from, target), before, strict)
+          ? undefined
+          : 'the replacement would not reduce the skew',
       fallbackTarget: (pod) => this.emptiestNode(g, pod),
     };
     const found: Array<{ pod: PodInfo; target: NodeInfo | undefined; benefit: number }> = [];
@@ -514,7 +526,7 @@ class Planner {
       if (refusedWorkloads.has(wk)) continue;
       const result = this.attempt(pod, rules);
       if (!result.ok) {
-        this.skip(pod, 'TopologySpread', result.reason);
+        this.skip(pod, s.name, result.reason);
         if (result.placement) refusedWorkloads.add(wk);
         placementOnly &&= result.placement;
         lastReason = result.reason;
@@ -534,7 +546,8 @@ class Planner {
     }
     // Prefer the move that also improves other skewed groups; ties keep the eviction order.
     const best = found.reduce((a, b) => (b.benefit > a.benefit ? b : a));
-    return { kind: 'move', pod: best.pod, target: best.target, reason: this.spreadReason(g, best.pod, best.target) };
+    const reason = s.reason(g.group, g.counts, this.state.nodeOf(best.pod)!, best.target);
+    return { kind: 'move', pod: best.pod, target: best.target, reason };
   }
 
   /** How many other acted-on skewed groups the move improves, and how many it could. */
@@ -543,25 +556,15 @@ class Planner {
     let improved = 0;
     let possible = 0;
     for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) {
-      if (other === g || !this.actsOnGroup(other.group)) continue;
+      const s = other === g ? undefined : this.skewStrategyOf(other.group);
+      if (s === undefined) continue;
       const c = other.group.constraint;
       const before = skewTuple(other.counts, c.minDomains);
       if (before[0] <= c.maxSkew) continue;
       possible++;
-      if (tupleLess(this.state.tupleAfter(other, pod, from, target), before)) improved++;
+      if (s.helps(this.state.tupleAfter(other, pod, from, target), before, false)) improved++;
     }
     return { improved, possible };
-  }
-
-  private spreadReason(g: GroupState, pod: PodInfo, target: NodeInfo | undefined): string {
-    const c = g.group.constraint;
-    const fromDomain = g.group.domainsByNode.get(this.state.nodeOf(pod)!.name)!;
-    let minDomain = '';
-    let min = Infinity;
-    for (const [d, n] of g.counts) if (n < min || (n === min && d < minDomain)) [min, minDomain] = [n, d];
-    const toDomain = target ? g.group.domainsByNode.get(target.name) : undefined;
-    const shown = toDomain !== undefined ? toDomain : minDomain;
-    return `${c.topologyKey}: ${fromDomain} has ${g.counts.get(fromDomain)}, ${shown} has ${g.counts.get(shown) ?? 0}, maxSkew ${c.maxSkew}`;
   }
 
   /** nodeFit off: an eligible node in the emptiest domain, ignoring resources and other filters. */
@@ -580,14 +583,19 @@ class Planner {
   }
 }
 
-/** Anti-affinity violations by the pod whose rule they break (both sides of each pair). */
-function antiAffinityByOwner(violations: readonly ViolationRecord[]): Map<PodInfo, ViolationRecord[]> {
-  const out = new Map<PodInfo, ViolationRecord[]>();
+function ownerKey(strategy: string, owner: PodInfo): string {
+  return `${strategy}\u0000${owner.uid}`;
+}
+
+/** Violations of rules with peers, by the strategy and pod whose rule they break (both sides of each pair). */
+function conflictsByOwner(violations: readonly ViolationRecord[]): Map<string, ViolationRecord[]> {
+  const out = new Map<string, ViolationRecord[]>();
   for (const v of violations) {
-    if (v.strategy !== 'PodAntiAffinity' || v.ruleOwner === undefined) continue;
-    const list = out.get(v.ruleOwner);
+    if (v.ruleOwner === undefined) continue;
+    const key = ownerKey(v.strategy, v.ruleOwner);
+    const list = out.get(key);
     if (list) list.push(v);
-    else out.set(v.ruleOwner, [v]);
+    else out.set(key, [v]);
   }
   return out;
 }
@@ -598,12 +606,12 @@ function reasonFor(owner: PodInfo, pod: PodInfo, conflicts: readonly ViolationRe
   return own?.reason ?? `conflicts with ${owner.namespace}/${owner.name}'s required anti-affinity`;
 }
 
-/** How many anti-affinity conflicts each pod is part of. */
+/** How many conflicts (violated rules with peers) each pod is part of. */
 function conflictDegrees(violations: readonly ViolationRecord[]): Map<string, number> {
   const degree = new Map<string, number>();
   const seen = new Set<string>();
   for (const v of violations) {
-    if (v.strategy !== 'PodAntiAffinity' || v.peer === undefined) continue;
+    if (v.peer === undefined) continue;
     const [a, b] = [v.pod.uid, v.peer.uid].sort();
     const pair = `${a}\u0000${b}`;
     if (seen.has(pair)) continue;
@@ -614,15 +622,9 @@ function conflictDegrees(violations: readonly ViolationRecord[]): Map<string, nu
   return degree;
 }
 
-function preferredScore(pod: PodInfo, node: NodeInfo): number {
-  let score = 0;
-  for (const t of pod.preferredNodeAffinity) if (matchesNodeSelectorTerm(t.term, node)) score += t.weight;
-  return score;
-}
-
 /** One planning cycle: analysis, then the plan. Pure: the same snapshot and policy give the same plan. */
 export function planCycle(snapshot: ClusterSnapshot, policy: Policy, options: PlanOptions = {}): PlanOutcome {
-  const analysis = analyze(snapshot, policy.spec);
+  const analysis = analyze(snapshot, policy.spec, options.strategies);
   const planner = new Planner(analysis, policy.spec, options);
   planner.fixViolations();
   planner.balanceGroups();

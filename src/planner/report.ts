@@ -2,9 +2,10 @@
 import type { Analysis } from '../analysis/analyze.js';
 import { workloadName } from '../analysis/topologySpread.js';
 import { selectorText } from '../model/labels.js';
+import { skewTuple } from '../model/spread.js';
 import type { PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
-import { skewTuple, type ClusterState } from '../scheduling/clusterState.js';
+import type { ClusterState } from '../scheduling/clusterState.js';
 import type { Move } from './plan.js';
 import type { RebalancePlan, SkippedPod, Strategy, TopologyReport, Violation } from './types.js';
 

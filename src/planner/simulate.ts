@@ -4,6 +4,7 @@
 import { analyze } from '../analysis/analyze.js';
 import type { ClusterSnapshot, PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
+import type { StrategyRegistry } from '../strategies/registry.js';
 import { planCycle, type Move } from './plan.js';
 import { topologyReports, violationReports } from './report.js';
 import type { RebalancePlan, TopologyReport, Violation } from './types.js';
@@ -33,6 +34,8 @@ export interface SimulationOptions {
   readonly intervalMs?: number;
   /** Called before each cycle is planned (1-based), for a progress line. */
   readonly onCycle?: (cycle: number, of: number) => void;
+  /** The strategies to plan with: the built-in ones unless a caller registered others. */
+  readonly strategies?: StrategyRegistry;
 }
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -80,7 +83,7 @@ export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: Sim
   let stalled = false;
   for (let i = 0; i < options.cycles; i++) {
     options.onCycle?.(i + 1, options.cycles);
-    const outcome = planCycle(current, policy);
+    const outcome = planCycle(current, policy, { strategies: options.strategies });
     cycles.push(outcome.plan);
     if (outcome.moves.length === 0) {
       stalled = repairableSkew(outcome.plan).length > 0;
@@ -90,7 +93,7 @@ export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: Sim
     current = applyMoves(current, outcome.moves, (i + 1) * 1000);
     current = { ...current, now: current.now + interval };
   }
-  const analysis = analyze(current, policy.spec);
+  const analysis = analyze(current, policy.spec, options.strategies);
   return {
     cycles,
     final: {

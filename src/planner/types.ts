@@ -1,5 +1,10 @@
 // The plan: the stable JSON contract of `plan -o json` (DESIGN.md, "Plan output").
-export type Strategy = 'TopologySpread' | 'PodAntiAffinity' | 'PodAffinity' | 'NodeAffinity' | 'NodeTaints';
+
+/**
+ * A registered strategy's name (src/strategies/registry.ts): `TopologySpread`, `PodAntiAffinity`, `PodAffinity`,
+ * `NodeAffinity`, `NodeTaints` for the built-in ones.
+ */
+export type Strategy = string;
 
 export interface PlannedEviction {
   readonly namespace: string;

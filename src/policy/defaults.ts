@@ -1,17 +1,12 @@
-// RebalancePolicy defaults (DESIGN.md, "RebalancePolicy"): one commented literal, applied by one function. The CRD
-// schema carries the same values, so a policy read from the cluster arrives already defaulted; a --policy file or a
-// snapshot's policy may omit anything.
+// RebalancePolicy defaults (DESIGN.md, "RebalancePolicy"): one commented literal, applied by one function; each
+// strategy's section brings its own commented defaults (src/strategies/<key>/policy.ts), composed from the registry.
+// The CRD schema carries the same values, so a policy read from the cluster arrives already defaulted; a --policy
+// file or a snapshot's policy may omit anything.
 import { MATCH_EVERYTHING } from '../model/labels.js';
 import type { Selector } from '../model/types.js';
-import type {
-  DefaultConstraint,
-  MaintenanceWindow,
-  Policy,
-  PolicyMode,
-  PolicySpec,
-  PriorityThreshold,
-  TaintMatcher,
-} from './types.js';
+import { STRATEGIES, type StrategyRegistry, type StrategySections } from '../strategies/registry.js';
+import type { StrategyConfig } from '../strategies/types.js';
+import type { MaintenanceWindow, Policy, PolicyMode, PolicySpec, PriorityThreshold } from './types.js';
 
 /** What parsing found in a spec, validated; anything absent gets its default. */
 export interface PolicyInput {
@@ -20,17 +15,8 @@ export interface PolicyInput {
   mode?: PolicyMode;
   namespaces?: { include?: readonly string[]; exclude?: readonly string[] };
   podSelector?: Selector;
-  strategies?: {
-    topologySpread?: {
-      enabled?: boolean;
-      includeSoftConstraints?: boolean;
-      defaultConstraints?: readonly DefaultConstraint[];
-    };
-    podAntiAffinity?: { enabled?: boolean };
-    podAffinity?: { enabled?: boolean };
-    nodeAffinity?: { enabled?: boolean; required?: boolean; preferred?: boolean };
-    nodeTaints?: { enabled?: boolean; includePreferNoSchedule?: boolean; excludedTaints?: readonly TaintMatcher[] };
-  };
+  /** Each strategy's section as its policy section read it (src/strategies/<key>/policy.ts), by key. */
+  strategies?: Readonly<Record<string, object | undefined>>;
   eviction?: {
     priorityThreshold?: PriorityThreshold;
     maxPerCycle?: number;
@@ -68,20 +54,8 @@ export const DEFAULT_SPEC: PolicySpec = deepFreeze({
   },
   // No selector = every pod (an explicit `{}` means the same; the API's nil "nothing" is not useful for a policy).
   podSelector: MATCH_EVERYTHING,
-  strategies: {
-    // Restoring spread is the product's main job. ScheduleAnyway constraints are preferences the scheduler itself may
-    // break, so they are only reported. No cluster-level constraints unless the scheduler was configured with some.
-    topologySpread: { enabled: true, includeSoftConstraints: false, defaultConstraints: [] },
-    // Required anti-affinity violations are hard-rule breaches; fixing them is safe and expected.
-    podAntiAffinity: { enabled: true },
-    // Off: "co-locate with X" violations usually mean X moved; chasing them can cascade evictions.
-    podAffinity: { enabled: false },
-    // Required affinity is a hard rule that label changes can break after placement; preferences are weighed against
-    // everything else by the scheduler, so evicting for them is opt-in.
-    nodeAffinity: { enabled: true, required: true, preferred: false },
-    // PreferNoSchedule is a soft taint the scheduler may legitimately place pods on.
-    nodeTaints: { enabled: true, includePreferNoSchedule: false, excludedTaints: [] },
-  },
+  // Each strategy's defaults, with their reasons, are in its folder: src/strategies/<key>/policy.ts.
+  strategies: sections(STRATEGIES, () => undefined),
   eviction: {
     // system-cluster-critical and above (cluster add-ons, node agents) are never evicted.
     priorityThreshold: { className: 'system-cluster-critical' },
@@ -114,6 +88,14 @@ export const DEFAULT_SPEC: PolicySpec = deepFreeze({
   timeZone: 'UTC',
 });
 
+/** spec.strategies: every registered strategy's section, its defaults overridden by what `given` has for it. */
+function sections(strategies: StrategyRegistry, given: (key: string) => object | undefined): StrategySections {
+  const out: Record<string, StrategyConfig> = {};
+  for (const s of strategies.all) out[s.key] = { ...s.policy.defaults, ...defined(given(s.key)) };
+  // Every registry extends the built-in one (registry.ts), so every built-in section is there.
+  return out as StrategySections;
+}
+
 /** Freezes the defaults all the way down, so a caller mutating a defaulted policy cannot change them for everyone. */
 function deepFreeze<T extends PolicySpec>(spec: T): T {
   const visit = (value: unknown): void => {
@@ -136,23 +118,19 @@ function defined<T extends object>(o: T | undefined): Partial<T> {
   return out;
 }
 
-/** The one place defaults are applied: every value `input` lacks comes from DEFAULT_SPEC. */
-export function applyDefaults(input: PolicyInput): PolicySpec {
+/**
+ * The one place defaults are applied: every value `input` lacks comes from DEFAULT_SPEC, and every section of
+ * spec.strategies from its strategy's defaults (one section per strategy of `strategies`).
+ */
+export function applyDefaults(input: PolicyInput, strategies: StrategyRegistry = STRATEGIES): PolicySpec {
   const d = DEFAULT_SPEC;
-  const s = input.strategies ?? {};
   return {
     schedule: input.schedule ?? d.schedule,
     suspend: input.suspend ?? d.suspend,
     mode: input.mode ?? d.mode,
     namespaces: { ...d.namespaces, ...defined(input.namespaces) },
     podSelector: input.podSelector ?? d.podSelector,
-    strategies: {
-      topologySpread: { ...d.strategies.topologySpread, ...defined(s.topologySpread) },
-      podAntiAffinity: { ...d.strategies.podAntiAffinity, ...defined(s.podAntiAffinity) },
-      podAffinity: { ...d.strategies.podAffinity, ...defined(s.podAffinity) },
-      nodeAffinity: { ...d.strategies.nodeAffinity, ...defined(s.nodeAffinity) },
-      nodeTaints: { ...d.strategies.nodeTaints, ...defined(s.nodeTaints) },
-    },
+    strategies: sections(strategies, (key) => input.strategies?.[key]),
     eviction: { ...d.eviction, ...defined(input.eviction) },
     triggers: { ...d.triggers, ...defined(input.triggers) },
     windows: input.windows ?? d.windows,

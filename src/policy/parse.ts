@@ -1,25 +1,22 @@
 // RebalancePolicy parsing: validate a raw object (from the cluster, a snapshot or a --policy file), report every
 // problem at once with its field path, then apply the defaults (defaults.ts). The rules mirror the CRD schema and its
-// CEL rules, so a file accepted here would be accepted by the API server and vice versa; in addition, unknown fields
-// are errors, because a typo in a hand-written policy (`maxPerCycel`) must not silently fall back to a default.
+// CEL rules, so a file accepted here would be accepted by the API server and vice versa (docs/adr/0006, and
+// test/policy/crdMirror.test.ts holds the two together); in addition, unknown fields are errors, because a typo in a
+// hand-written policy (`maxPerCycel`) must not silently fall back to a default. Each strategy reads its own section
+// of spec.strategies (src/strategies/<key>/policy.ts) with this file's Reader.
 import { isObj, present, typeName, type Obj } from '../model/rawJson.js';
 import { validate as validateCron } from 'node-cron';
 import { cronProblem } from './cron.js';
 import { InputError, FieldError } from '../errors.js';
-import { compileLabelSelector, labelKeyProblem, labelValueProblem } from '../model/labels.js';
-import type { NodeInclusionPolicy, PriorityClassInfo, Selector, WhenUnsatisfiable } from '../model/types.js';
+import { compileLabelSelector } from '../model/labels.js';
+import type { PriorityClassInfo, Selector } from '../model/types.js';
 import { BUILTIN_PRIORITY_CLASSES, describeObject } from '../snapshot/convert.js';
 import { flattenObjects, parseDocuments, readInputFile } from '../snapshot/load.js';
+import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
+import type { SectionReader } from '../strategies/types.js';
 import { applyDefaults, type PolicyInput } from './defaults.js';
 import { DurationError, parseDuration } from './duration.js';
-import type {
-  DefaultConstraint,
-  MaintenanceWindow,
-  Policy,
-  PolicyMode,
-  PriorityThreshold,
-  TaintMatcher,
-} from './types.js';
+import type { MaintenanceWindow, Policy, PolicyMode, PriorityThreshold } from './types.js';
 import { timeZoneProblem, windowScheduleProblem } from './windows.js';
 
 export { DEFAULT_POLICY } from './defaults.js';
@@ -64,7 +61,7 @@ function suggestion(key: string, known: readonly string[]): string {
 }
 
 /** Collects problems while reading; each getter returns undefined for absent, null or invalid values. */
-class Reader {
+class Reader implements SectionReader {
   readonly problems: PolicyProblem[] = [];
 
   fail(field: string, problem: string): undefined {
@@ -183,8 +180,6 @@ class Reader {
 
 const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const CLASS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const WHEN: readonly WhenUnsatisfiable[] = ['DoNotSchedule', 'ScheduleAnyway'];
-const INCLUSION: readonly NodeInclusionPolicy[] = ['Honor', 'Ignore'];
 const MODES: readonly PolicyMode[] = ['DryRun', 'Evict'];
 
 function namespaceProblem(name: string): string | undefined {
@@ -197,119 +192,19 @@ function scheduleProblem(schedule: string): string | undefined {
   return cronProblem(schedule, validateCron);
 }
 
-function readDefaultConstraints(r: Reader, parent: Obj | undefined, path: string): DefaultConstraint[] | undefined {
-  const value = parent?.['defaultConstraints'];
-  if (value === undefined || value === null) return undefined;
-  const field = `${path}.defaultConstraints`;
-  if (!Array.isArray(value)) return r.fail(field, `must be a list (got ${typeName(value)})`);
-  const out: DefaultConstraint[] = [];
-  const seen = new Set<string>();
-  value.forEach((item, i) => {
-    const p = `${field}[${i}]`;
-    const keys = [
-      'maxSkew',
-      'topologyKey',
-      'whenUnsatisfiable',
-      'minDomains',
-      'nodeAffinityPolicy',
-      'nodeTaintsPolicy',
-    ];
-    const c = r.objectValue(item, p, [...keys, 'labelSelector']);
-    if (c === undefined) return;
-    if (Object.hasOwn(c, 'labelSelector')) {
-      r.fail(`${p}.labelSelector`, "must not be set: a default constraint counts the pods of the pod's own workload");
-    }
-    const maxSkew = r.integer(c, 'maxSkew', p, 1);
-    if (!present(c['maxSkew'])) r.fail(`${p}.maxSkew`, 'is required (an integer ≥ 1)');
-    let topologyKey = r.string(c, 'topologyKey', p);
-    if (!present(c['topologyKey']) || topologyKey === '') {
-      r.fail(`${p}.topologyKey`, 'is required');
-      topologyKey = undefined;
-    } else if (topologyKey !== undefined) {
-      const problem = labelKeyProblem(topologyKey);
-      if (problem !== undefined) topologyKey = r.fail(`${p}.topologyKey`, problem);
-    }
-    const whenUnsatisfiable = r.oneOf(c, 'whenUnsatisfiable', p, WHEN);
-    if (!present(c['whenUnsatisfiable'])) r.fail(`${p}.whenUnsatisfiable`, `is required (${WHEN.join(' or ')})`);
-    const minDomains = r.integer(c, 'minDomains', p, 1);
-    if (minDomains !== undefined && whenUnsatisfiable !== undefined && whenUnsatisfiable !== 'DoNotSchedule') {
-      r.fail(`${p}.minDomains`, 'can only be set when whenUnsatisfiable is DoNotSchedule');
-    }
-    const nodeAffinityPolicy = r.oneOf(c, 'nodeAffinityPolicy', p, INCLUSION);
-    const nodeTaintsPolicy = r.oneOf(c, 'nodeTaintsPolicy', p, INCLUSION);
-    if (topologyKey !== undefined && whenUnsatisfiable !== undefined) {
-      const key = `${topologyKey} ${whenUnsatisfiable}`;
-      if (seen.has(key)) r.fail(p, `duplicate constraint for topologyKey ${topologyKey} and ${whenUnsatisfiable}`);
-      seen.add(key);
-    }
-    if (maxSkew === undefined || topologyKey === undefined || whenUnsatisfiable === undefined) return;
-    out.push({
-      maxSkew,
-      topologyKey,
-      whenUnsatisfiable,
-      // The scheduler's defaults for a constraint: minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore.
-      minDomains: minDomains ?? 1,
-      nodeAffinityPolicy: nodeAffinityPolicy ?? 'Honor',
-      nodeTaintsPolicy: nodeTaintsPolicy ?? 'Ignore',
-    });
-  });
-  return out;
-}
-
-function taintMatcherProblem(entry: string): string | undefined {
-  const eq = entry.indexOf('=');
-  const key = eq < 0 ? entry : entry.slice(0, eq);
-  const keyProblem = labelKeyProblem(key);
-  if (keyProblem !== undefined) return `must be "key" or "key=value": ${keyProblem.replace('label key', 'taint key')}`;
-  if (eq >= 0) {
-    const valueProblem = labelValueProblem(entry.slice(eq + 1));
-    if (valueProblem !== undefined)
-      return `must be "key" or "key=value": ${valueProblem.replace('label value', 'taint value')}`;
-  }
-  return undefined;
-}
-
-function toTaintMatcher(entry: string): TaintMatcher {
-  const eq = entry.indexOf('=');
-  return eq < 0 ? { key: entry, value: undefined } : { key: entry.slice(0, eq), value: entry.slice(eq + 1) };
-}
-
-function readStrategies(r: Reader, spec: Obj | undefined): PolicyInput['strategies'] {
+function readStrategies(r: Reader, spec: Obj | undefined, strategies: StrategyRegistry): PolicyInput['strategies'] {
   const path = 'spec.strategies';
-  const s = r.object(spec, 'strategies', 'spec', [
-    'topologySpread',
-    'podAntiAffinity',
-    'podAffinity',
-    'nodeAffinity',
-    'nodeTaints',
-  ]);
-  const ts = r.object(s, 'topologySpread', path, ['enabled', 'includeSoftConstraints', 'defaultConstraints']);
-  const tsPath = `${path}.topologySpread`;
-  const anti = r.object(s, 'podAntiAffinity', path, ['enabled']);
-  const aff = r.object(s, 'podAffinity', path, ['enabled']);
-  const na = r.object(s, 'nodeAffinity', path, ['enabled', 'required', 'preferred']);
-  const naPath = `${path}.nodeAffinity`;
-  const nt = r.object(s, 'nodeTaints', path, ['enabled', 'includePreferNoSchedule', 'excludedTaints']);
-  const ntPath = `${path}.nodeTaints`;
-  return {
-    topologySpread: {
-      enabled: r.bool(ts, 'enabled', tsPath),
-      includeSoftConstraints: r.bool(ts, 'includeSoftConstraints', tsPath),
-      defaultConstraints: readDefaultConstraints(r, ts, tsPath),
-    },
-    podAntiAffinity: { enabled: r.bool(anti, 'enabled', `${path}.podAntiAffinity`) },
-    podAffinity: { enabled: r.bool(aff, 'enabled', `${path}.podAffinity`) },
-    nodeAffinity: {
-      enabled: r.bool(na, 'enabled', naPath),
-      required: r.bool(na, 'required', naPath),
-      preferred: r.bool(na, 'preferred', naPath),
-    },
-    nodeTaints: {
-      enabled: r.bool(nt, 'enabled', ntPath),
-      includePreferNoSchedule: r.bool(nt, 'includePreferNoSchedule', ntPath),
-      excludedTaints: r.stringList(nt, 'excludedTaints', ntPath, taintMatcherProblem)?.map(toTaintMatcher),
-    },
-  };
+  const s = r.object(
+    spec,
+    'strategies',
+    'spec',
+    strategies.all.map((st) => st.key),
+  );
+  // Every section's unknown fields first, then the fields, in the registry's order.
+  const sections = strategies.all.map((st) => [st, r.object(s, st.key, path, st.policy.fields)] as const);
+  const out: Record<string, object> = {};
+  for (const [st, section] of sections) out[st.key] = st.policy.read(r, section, `${path}.${st.key}`);
+  return out;
 }
 
 function readPriorityThreshold(r: Reader, eviction: Obj | undefined): PriorityThreshold | undefined {
@@ -410,7 +305,7 @@ function readTimeZone(r: Reader, spec: Obj | undefined): string | undefined {
   return problem === undefined ? zone : r.fail('spec.timeZone', problem);
 }
 
-function readSpec(r: Reader, spec: Obj | undefined): PolicyInput {
+function readSpec(r: Reader, spec: Obj | undefined, strategies: StrategyRegistry): PolicyInput {
   const schedule = r.string(spec, 'schedule', 'spec');
   if (schedule !== undefined) {
     const problem = scheduleProblem(schedule);
@@ -427,7 +322,7 @@ function readSpec(r: Reader, spec: Obj | undefined): PolicyInput {
     mode: r.oneOf(spec, 'mode', 'spec', MODES),
     namespaces: { include, exclude },
     podSelector: r.selector(spec, 'podSelector', 'spec'),
-    strategies: readStrategies(r, spec),
+    strategies: readStrategies(r, spec, strategies),
     eviction: readEviction(r, spec),
     triggers: readTriggers(r, spec),
     windows: readWindows(r, spec),
@@ -438,8 +333,12 @@ function readSpec(r: Reader, spec: Obj | undefined): PolicyInput {
 /**
  * Validates a raw RebalancePolicy and applies the defaults. Returns the policy, or every problem found (then
  * `policy` is undefined). For the operator, which reports problems in the policy's Invalid condition.
+ * `strategies`: whose sections spec.strategies has (the built-in strategies unless a caller registered more).
  */
-export function checkPolicy(raw: unknown): { policy: Policy | undefined; problems: PolicyProblem[] } {
+export function checkPolicy(
+  raw: unknown,
+  strategies: StrategyRegistry = STRATEGIES,
+): { policy: Policy | undefined; problems: PolicyProblem[] } {
   const r = new Reader();
   const o = r.objectValue(raw, '', ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
   if (o === undefined)
@@ -474,14 +373,14 @@ export function checkPolicy(raw: unknown): { policy: Policy | undefined; problem
     'windows',
     'timeZone',
   ]);
-  const input = readSpec(r, spec);
+  const input = readSpec(r, spec, strategies);
   if (r.problems.length > 0) return { policy: undefined, problems: r.problems };
-  return { policy: { name, generation, spec: applyDefaults(input) }, problems: [] };
+  return { policy: { name, generation, spec: applyDefaults(input, strategies) }, problems: [] };
 }
 
 /** Validates a raw RebalancePolicy and applies the defaults; every problem is listed in one InputError. */
-export function parsePolicy(raw: unknown, where: PolicyWhere): Policy {
-  const { policy, problems } = checkPolicy(raw);
+export function parsePolicy(raw: unknown, where: PolicyWhere, strategies: StrategyRegistry = STRATEGIES): Policy {
+  const { policy, problems } = checkPolicy(raw, strategies);
   if (policy !== undefined) return policy;
   const object = where.object ?? describeObject('RebalancePolicy', raw);
   if (problems.length === 1) {

@@ -3,10 +3,12 @@
 // Every query can treat one pod as already evicted ("virtual removal"), so a candidate move is evaluated
 // without copying the state, and commit() applies it incrementally.
 import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
+import { requiredAffinityProblem, termSelectsNamespace } from '../model/podAffinity.js';
+import { isCounted } from '../model/pods.js';
+import { skewTuple, type SkewTuple } from '../model/spread.js';
 import type { Labels, NodeInfo, PodAffinityTerm, PodInfo } from '../model/types.js';
 import type { Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
-import { requiredAffinityProblem, termSelectsNamespace } from '../analysis/violations.js';
 
 export interface GroupState {
   readonly group: SpreadGroup;
@@ -22,45 +24,6 @@ export interface NodeUsage {
 export interface Placed {
   readonly pod: PodInfo;
   readonly node: NodeInfo;
-}
-
-/** A skew measure that strictly decreases with every useful move: (skew, domains at max, domains at min). */
-export type SkewTuple = readonly [number, number, number];
-
-/** The tuple of `counts`, optionally with one pod moved out of `minus` and into `plus` (no copy made). */
-export function skewTuple(
-  counts: ReadonlyMap<string, number>,
-  minDomains: number,
-  minus?: string,
-  plus?: string,
-): SkewTuple {
-  if (counts.size === 0) return [0, 0, 0];
-  let min = Infinity;
-  let max = 0;
-  const value = (domain: string, n: number): number => n - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
-  for (const [domain, raw] of counts) {
-    const n = value(domain, raw);
-    if (n < min) min = n;
-    if (n > max) max = n;
-  }
-  let atMax = 0;
-  let atMin = 0;
-  for (const [domain, raw] of counts) {
-    const n = value(domain, raw);
-    if (n === max) atMax++;
-    if (n === min) atMin++;
-  }
-  // The scheduler's global minimum is 0 while there are fewer eligible domains than minDomains.
-  if (counts.size < minDomains) {
-    atMin = 0;
-    min = 0;
-  }
-  return [max - min, atMax, atMin];
-}
-
-export function tupleLess(a: SkewTuple, b: SkewTuple): boolean {
-  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
-  return false;
 }
 
 function termKey(term: PodAffinityTerm, owner: PodInfo): string {
@@ -145,14 +108,7 @@ export class ClusterState {
 
   /** Counted by the scheduler and not evicted in this plan. */
   isLive(pod: PodInfo): boolean {
-    return (
-      !this.removed.has(pod.uid) &&
-      pod.nodeName !== undefined &&
-      !pod.terminating &&
-      pod.phase !== 'Succeeded' &&
-      pod.phase !== 'Failed' &&
-      this.nodes.has(pod.nodeName)
-    );
+    return !this.removed.has(pod.uid) && isCounted(pod) && this.nodes.has(pod.nodeName!);
   }
 
   isRemoved(pod: PodInfo): boolean {

@@ -5,13 +5,13 @@
 // (PodTopologySpread scoring), then the best preferred node affinity, then the fewest untolerated
 // PreferNoSchedule taints, then the least allocated node.
 // The evicted pod is treated as gone while its replacement is placed.
+import { nodeAdmitsPod } from '../model/admission.js';
 import { labelValue, matchesSelector } from '../model/labels.js';
-import { matchesNodeSelectorTerm } from '../model/nodeAffinity.js';
-import { isTolerated } from '../model/taints.js';
+import { preferredScore } from '../model/nodeAffinity.js';
+import { requiredAffinityProblem } from '../model/podAffinity.js';
+import { isTolerated, tolerationsText } from '../model/taints.js';
 import { volumeKey, volumesReachable } from '../model/volumes.js';
 import type { NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
-import { tolerationsText } from '../analysis/eligibility.js';
-import { nodeAdmitsPod, requiredAffinityProblem } from '../analysis/violations.js';
 import type { AntiAffinityCheck, ClusterState, Placed, TermCounts } from './clusterState.js';
 
 /** One spread constraint of the pod being placed, with the evicted pod already taken out. */
@@ -183,8 +183,7 @@ function spreadScore(ctx: PlacementContext, index: number): number {
  */
 function tieBreak(ctx: PlacementContext, node: NodeInfo, index: number): number {
   const pod = ctx.pod;
-  let preferred = 0;
-  for (const t of pod.preferredNodeAffinity) if (matchesNodeSelectorTerm(t.term, node)) preferred += t.weight;
+  const preferred = preferredScore(pod.preferredNodeAffinity, node);
   let softTaints = 0;
   for (const taint of node.taints)
     if (taint.effect === 'PreferNoSchedule' && !isTolerated(taint, pod.tolerations)) softTaints++;

@@ -11,6 +11,7 @@ import { FieldError } from '../errors.js';
 import { EMPTY_LABELS, intern, internLabels, internResources, internTolerations } from '../model/intern.js';
 import { andSelector, compileLabelSelector, labelKeyProblem, MATCH_NOTHING } from '../model/labels.js';
 import { parseQuantity, toMilli } from '../model/quantity.js';
+import { spreadConstraintDefaults } from '../model/spread.js';
 import type {
   EvictAnnotation,
   IntOrPercent,
@@ -660,10 +661,11 @@ function spreadConstraints(
       topologyKey: intern(topologyKey),
       whenUnsatisfiable,
       selector,
-      // Scheduler defaults: minDomains nil means 1; node inclusion policies Honor (affinity) and Ignore (taints).
-      minDomains: rawMinDomains ?? 1,
-      nodeAffinityPolicy: getEnum(raw, 'nodeAffinityPolicy', path, INCLUSION) ?? 'Honor',
-      nodeTaintsPolicy: getEnum(raw, 'nodeTaintsPolicy', path, INCLUSION) ?? 'Ignore',
+      ...spreadConstraintDefaults(
+        rawMinDomains,
+        getEnum(raw, 'nodeAffinityPolicy', path, INCLUSION),
+        getEnum(raw, 'nodeTaintsPolicy', path, INCLUSION),
+      ),
       fromDefaults: false,
     };
   });

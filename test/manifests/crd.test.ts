@@ -7,28 +7,29 @@
 // function stating its intent, keyed by the rule's message; the tests assert that the CRD's rules are exactly these.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import * as ajvFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import {
+  crd,
+  CRD_PATH,
+  crdText,
+  makeAjv,
+  nodeAt,
+  nodes,
+  openApi,
+  policyObject as policy,
+  ROOT,
+  toJsonSchema,
+  version,
+  type Parsed,
+  type Schema,
+} from './crdSchema.js';
 import { INVALID_SAMPLES } from './invalidSamples.js';
 
-/** Parsed YAML or JSON (what `JSON.parse` returns): read freely here, the assertions check its shape. */
-type Parsed = ReturnType<typeof JSON.parse>;
-type Schema = Record<string, Parsed>;
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CRD_PATH = 'crds/rebalancer.dev_rebalancepolicies.yaml';
 const CRD_COPY_PATH = 'manifests/crd.yaml';
 const SAMPLES = 'manifests/samples';
 const INVALID = 'manifests/samples/invalid';
-
-const crdText = readFileSync(join(ROOT, CRD_PATH), 'utf8');
-const crd = parseYaml(crdText);
-const version = crd.spec.versions[0];
-const openApi: Schema = version.schema.openAPIV3Schema;
 
 // ---- the spec with every default, as DESIGN.md writes it ----------------------------------------------------------
 
@@ -112,65 +113,6 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
   },
 };
 
-// ---- schema walking and conversion --------------------------------------------------------------------------------
-
-interface SchemaNode {
-  readonly path: string;
-  readonly schema: Schema;
-  readonly ancestors: readonly Schema[];
-}
-
-function* walk(schema: Schema, path = '', ancestors: readonly Schema[] = []): Generator<SchemaNode> {
-  yield { path, schema, ancestors };
-  const below = [...ancestors, schema];
-  for (const [name, child] of Object.entries<Schema>(schema.properties ?? {}))
-    yield* walk(child, `${path}.${name}`, below);
-  if (schema.items !== undefined) yield* walk(schema.items, `${path}[*]`, below);
-  if (typeof schema.additionalProperties === 'object') yield* walk(schema.additionalProperties, `${path}{*}`, below);
-}
-
-const nodes = [...walk(openApi)];
-const nodeAt = (path: string): Schema => {
-  const found = nodes.find((node) => node.path === path);
-  if (found === undefined) throw new Error(`no schema at ${path}`);
-  return found.schema;
-};
-
-/**
- * Kubernetes' OpenAPI v3 dialect to JSON Schema for ajv: x-kubernetes-* extensions are dropped or translated
- * (set lists become uniqueItems, int-or-string an anyOf, preserve-unknown-fields an open object), and objects with
- * properties are closed, as the API server's strict field validation (kubectl's default) does.
- */
-function toJsonSchema(node: Schema): Schema {
-  const out: Schema = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (key.startsWith('x-kubernetes-')) continue;
-    if (key === 'properties') {
-      out.properties = Object.fromEntries(Object.entries<Schema>(value).map(([k, v]) => [k, toJsonSchema(v)]));
-    } else if (key === 'items' || (key === 'additionalProperties' && typeof value === 'object')) {
-      out[key] = toJsonSchema(value);
-    } else {
-      out[key] = structuredClone(value);
-    }
-  }
-  if (node['x-kubernetes-int-or-string'] === true) out.anyOf = [{ type: 'integer' }, { type: 'string' }];
-  if (node['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
-  if (node['x-kubernetes-preserve-unknown-fields'] === true) out.additionalProperties = true;
-  else if (node.properties !== undefined && node.additionalProperties === undefined) out.additionalProperties = false;
-  return out;
-}
-
-type FormatsPlugin = (ajv: Ajv) => Ajv;
-const addFormats: FormatsPlugin =
-  (ajvFormats.default as unknown as { default?: FormatsPlugin }).default ??
-  (ajvFormats.default as unknown as FormatsPlugin);
-
-function makeAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
-  addFormats(ajv);
-  return ajv;
-}
-
 const ajv = makeAjv();
 const validateOpenApi: ValidateFunction = ajv.compile(toJsonSchema(openApi));
 
@@ -208,13 +150,6 @@ function admit(object: unknown): Outcome {
   const openApiErrors = valid ? [] : [...(validateOpenApi.errors ?? [])];
   return { openApi: openApiErrors, cel: valid ? celErrors(openApi, defaulted, '') : [], defaulted };
 }
-
-const policy = (spec: unknown): unknown => ({
-  apiVersion: 'rebalancer.dev/v1alpha1',
-  kind: 'RebalancePolicy',
-  metadata: { name: 'test' },
-  spec,
-});
 
 const yamlFiles = (dir: string): string[] =>
   readdirSync(join(ROOT, dir))

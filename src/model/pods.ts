@@ -1,0 +1,18 @@
+// Which pods still hold their place: the one home of the "pod is live" rule that the scheduler's spread and
+// affinity counts, the disruption controller's budgets, the analysis and the planner's simulation all apply.
+
+import type { PodInfo } from './types.js';
+
+/**
+ * Not terminating and not finished (Succeeded/Failed): the pod is, or will be, running somewhere
+ * (k8s.io/kubernetes/pkg/controller IsPodActive). A PodDisruptionBudget's expected pods and a spread group's
+ * members are the active pods, bound or not.
+ */
+export function isPodActive(pod: Pick<PodInfo, 'terminating' | 'phase'>): boolean {
+  return !pod.terminating && pod.phase !== 'Succeeded' && pod.phase !== 'Failed';
+}
+
+/** Pods the scheduler counts in spread and affinity: active and bound to a node. */
+export function isCounted(pod: Pick<PodInfo, 'nodeName' | 'terminating' | 'phase'>): boolean {
+  return pod.nodeName !== undefined && isPodActive(pod);
+}

@@ -1,0 +1,68 @@
+// Topology spread constraints as kube-scheduler reads them (pkg/scheduler/framework/plugins/podtopologyspread):
+// the defaults of a constraint's optional fields, and the skew measure of a group's domain counts.
+import type { NodeInclusionPolicy, SpreadConstraint, WhenUnsatisfiable } from './types.js';
+
+export const WHEN_UNSATISFIABLE: readonly WhenUnsatisfiable[] = ['DoNotSchedule', 'ScheduleAnyway'];
+export const NODE_INCLUSION_POLICIES: readonly NodeInclusionPolicy[] = ['Honor', 'Ignore'];
+
+/** The API's rule for minDomains (and the CRD's CEL rule for a policy's default constraints). */
+export const MIN_DOMAINS_NEEDS_DO_NOT_SCHEDULE = 'can only be set when whenUnsatisfiable is DoNotSchedule';
+
+export type SpreadConstraintOptions = Pick<SpreadConstraint, 'minDomains' | 'nodeAffinityPolicy' | 'nodeTaintsPolicy'>;
+
+/**
+ * The one place a constraint's optional fields get their defaults, for a pod's own constraints and for a policy's
+ * defaultConstraints alike: minDomains nil means 1 (the global minimum is then the smallest domain count);
+ * nodeAffinityPolicy nil means Honor (only nodes matching the pod's nodeSelector and required affinity are domains);
+ * nodeTaintsPolicy nil means Ignore (tainted nodes are domains too), as the scheduler defaults them.
+ */
+export function spreadConstraintDefaults(
+  minDomains: number | undefined,
+  nodeAffinityPolicy: NodeInclusionPolicy | undefined,
+  nodeTaintsPolicy: NodeInclusionPolicy | undefined,
+): SpreadConstraintOptions {
+  return {
+    minDomains: minDomains ?? 1,
+    nodeAffinityPolicy: nodeAffinityPolicy ?? 'Honor',
+    nodeTaintsPolicy: nodeTaintsPolicy ?? 'Ignore',
+  };
+}
+
+/** A skew measure that strictly decreases with every useful move: (skew, domains at max, domains at min). */
+export type SkewTuple = readonly [number, number, number];
+
+/** The tuple of `counts`, optionally with one pod moved out of `minus` and into `plus` (no copy made). */
+export function skewTuple(
+  counts: ReadonlyMap<string, number>,
+  minDomains: number,
+  minus?: string,
+  plus?: string,
+): SkewTuple {
+  if (counts.size === 0) return [0, 0, 0];
+  let min = Infinity;
+  let max = 0;
+  const value = (domain: string, n: number): number => n - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
+  for (const [domain, raw] of counts) {
+    const n = value(domain, raw);
+    if (n < min) min = n;
+    if (n > max) max = n;
+  }
+  let atMax = 0;
+  let atMin = 0;
+  for (const [domain, raw] of counts) {
+    const n = value(domain, raw);
+    if (n === max) atMax++;
+    if (n === min) atMin++;
+  }
+  // The scheduler's global minimum is 0 while there are fewer eligible domains than minDomains.
+  if (counts.size < minDomains) {
+    atMin = 0;
+    min = 0;
+  }
+  return [max - min, atMax, atMin];
+}
+
+export function tupleLess(a: SkewTuple, b: SkewTuple): boolean {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}

@@ -1,0 +1,49 @@
+// spec.strategies.nodeTaints: its type, defaults and validation.
+import { labelKeyProblem, labelValueProblem } from '../../model/labels.js';
+import type { PolicySection, StrategyConfig } from '../types.js';
+
+/** An excludedTaints entry: "key" matches any value, "key=value" only that value. */
+export interface TaintMatcher {
+  readonly key: string;
+  readonly value: string | undefined;
+}
+
+export interface NodeTaintsConfig extends StrategyConfig {
+  readonly includePreferNoSchedule: boolean;
+  readonly excludedTaints: readonly TaintMatcher[];
+}
+
+function taintMatcherProblem(entry: string): string | undefined {
+  const eq = entry.indexOf('=');
+  const key = eq < 0 ? entry : entry.slice(0, eq);
+  const keyProblem = labelKeyProblem(key);
+  if (keyProblem !== undefined) return `must be "key" or "key=value": ${keyProblem.replace('label key', 'taint key')}`;
+  if (eq >= 0) {
+    const valueProblem = labelValueProblem(entry.slice(eq + 1));
+    if (valueProblem !== undefined)
+      return `must be "key" or "key=value": ${valueProblem.replace('label value', 'taint value')}`;
+  }
+  return undefined;
+}
+
+function toTaintMatcher(entry: string): TaintMatcher {
+  const eq = entry.indexOf('=');
+  return eq < 0 ? { key: entry, value: undefined } : { key: entry.slice(0, eq), value: entry.slice(eq + 1) };
+}
+
+export const nodeTaintsSection: PolicySection<NodeTaintsConfig> = {
+  fields: ['enabled', 'includePreferNoSchedule', 'excludedTaints'],
+  defaults: {
+    // A NoSchedule or NoExecute taint a pod does not tolerate is a hard rule broken after placement.
+    enabled: true,
+    // PreferNoSchedule is a soft taint the scheduler may legitimately place pods on.
+    includePreferNoSchedule: false,
+    // Every taint counts unless the policy names it.
+    excludedTaints: [],
+  },
+  read: (r, section, path) => ({
+    enabled: r.bool(section, 'enabled', path),
+    includePreferNoSchedule: r.bool(section, 'includePreferNoSchedule', path),
+    excludedTaints: r.stringList(section, 'excludedTaints', path, taintMatcherProblem)?.map(toTaintMatcher),
+  }),
+};

@@ -1,0 +1,58 @@
+// NodeTaints: a pod on a node with a taint it does not tolerate (NoSchedule and NoExecute; PreferNoSchedule as a
+// preference), unless the policy excludes the taint. Cleared by a replacement on a node without such a taint.
+import { stringItems } from '../../model/rawJson.js';
+import { isTolerated, taintText } from '../../model/taints.js';
+import type { Taint } from '../../model/types.js';
+import type { RuleStrategy } from '../types.js';
+import { nodeTaintsSection, type NodeTaintsConfig, type TaintMatcher } from './policy.js';
+
+const NAME = 'NodeTaints';
+
+function isExcluded(taint: Taint, excluded: readonly TaintMatcher[]): boolean {
+  return excluded.some((m) => m.key === taint.key && (m.value === undefined || m.value === taint.value));
+}
+
+export const nodeTaints: RuleStrategy<NodeTaintsConfig, 'nodeTaints'> = {
+  kind: 'rule',
+  name: NAME,
+  key: 'nodeTaints',
+  policy: nodeTaintsSection,
+  // Node-level rules (taints, then node affinity) are fixed before inter-pod ones, whose moves then see them done.
+  fixOrder: 1,
+
+  detector: (_ctx, config) => (pod, node, out) => {
+    for (const taint of node.taints) {
+      if (taint.effect === 'PreferNoSchedule' && !config.includePreferNoSchedule) continue;
+      if (isExcluded(taint, config.excludedTaints) || isTolerated(taint, pod.tolerations)) continue;
+      out.push({
+        strategy: NAME,
+        pod,
+        node: node.name,
+        soft: taint.effect === 'PreferNoSchedule',
+        reason: `node ${node.name} has taint ${taintText(taint)} that the pod does not tolerate`,
+      });
+    }
+  },
+
+  actsOnSoft: (config) => config.includePreferNoSchedule,
+
+  // The target must carry no untolerated taint of the violation's kind (soft: PreferNoSchedule; hard: the others).
+  clears: (v, pod) => (target) =>
+    !target.taints.some(
+      (t) =>
+        (v.soft ? t.effect === 'PreferNoSchedule' : t.effect !== 'PreferNoSchedule') &&
+        !isTolerated(t, pod.tolerations),
+    ),
+
+  withoutTarget: true,
+
+  descheduler: {
+    plugin: 'RemovePodsViolatingNodeTaints',
+    convertArgs(args, section) {
+      if (args['excludedTaints'] !== undefined) section['excludedTaints'] = stringItems(args['excludedTaints']);
+      if (args['includePreferNoSchedule'] !== undefined)
+        section['includePreferNoSchedule'] = args['includePreferNoSchedule'] === true;
+      if (args['excludedTaints'] === undefined) section['excludedTaints'] = [];
+    },
+  },
+};

@@ -1,0 +1,203 @@
+// Dependencies in src/ point one way: down the layers below. A file may import from its own layer and from the
+// layers before it, never from a later one. Every import is read, type-only ones included (a type is a dependency
+// too), with TypeScript's own scanner: `import … from`, `import type`, `export … from` and `import()`.
+//
+//   base        src/errors.ts, src/version.ts   typed errors with field paths; the version
+//   model       the compact cluster model and the rules of its semantics (selectors, node affinity, taints, pod
+//               affinity, spread, budgets, which pods are live)
+//   snapshot    raw Kubernetes objects → the model (files, and the watch caches' objects)
+//   live        one read of a live cluster (kubeconfig, paged lists), the snapshot's other source
+//   strategies  one folder per strategy and the registry; they reach the layers above only through the contexts
+//               they declare (src/strategies/types.ts), which analysis and the planner implement
+//   policy      RebalancePolicy: parsing, defaults (spec.strategies composed from the registry), windows
+//   convert     a descheduler policy → RebalancePolicies
+//   analysis    skew and violations of a snapshot under a policy
+//   scheduling  the scheduler simulation
+//   planner     the planner, its report and `simulate`
+//   metrics     the Prometheus catalogue and its recorder
+//   operator    watch caches, cycles, the executor, leader election, status, Events, HTTP
+//   cli         the command line
+//
+// Besides, strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
+// so adding a strategy touches its folder and the registry only.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, posix, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** Each layer's entries: a folder of src/ or a file at its root. Earlier layers are lower. */
+const LAYERS: ReadonlyArray<readonly string[]> = [
+  ['errors.ts', 'version.ts'],
+  ['model'],
+  ['snapshot'],
+  ['live'],
+  ['strategies'],
+  ['policy'],
+  ['convert'],
+  ['analysis'],
+  ['scheduling'],
+  ['planner'],
+  ['metrics'],
+  ['operator'],
+  ['cli'],
+];
+
+/** An import of one src/ file by another, both relative to src/ with forward slashes. */
+interface ImportEdge {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** The layer (an index into LAYERS) of a file relative to src/, or undefined when no layer holds it. */
+function layerOf(file: string): number | undefined {
+  const top = file.split('/')[0]!;
+  const index = LAYERS.findIndex((entries) => entries.includes(top));
+  return index < 0 ? undefined : index;
+}
+
+/** The module specifiers a TypeScript source imports or re-exports, static and dynamic. */
+function specifiersOf(text: string): string[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName);
+}
+
+/** The src/ files a file imports: relative specifiers resolved, `.js` read as the `.ts` it is compiled from. */
+function importEdges(file: string, text: string): ImportEdge[] {
+  return specifiersOf(text)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => ({
+      from: file,
+      to: posix.normalize(posix.join(posix.dirname(file), spec)).replace(/\.js$/, '.ts'),
+    }));
+}
+
+/** What is wrong with the edges: an import from a later layer, or between two strategy folders. */
+function problemsOf(edges: readonly ImportEdge[]): string[] {
+  const problems: string[] = [];
+  for (const { from, to } of edges) {
+    const [a, b] = [layerOf(from), layerOf(to)];
+    if (a === undefined || b === undefined) {
+      problems.push(`${from} → ${to}: ${a === undefined ? from : to} is in no layer`);
+    } else if (b > a) {
+      problems.push(`${from} → ${to}: ${LAYERS[a]!.join(', ')} must not import from ${LAYERS[b]!.join(', ')}`);
+    }
+    const [fa, fb] = [strategyFolder(from), strategyFolder(to)];
+    if (fa !== undefined && fb !== undefined && fa !== fb) {
+      problems.push(`${from} → ${to}: strategy folders must not import one another`);
+    }
+  }
+  return problems;
+}
+
+function strategyFolder(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts[0] === 'strategies' && parts.length > 2 ? parts[1] : undefined;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const files = sourceFiles(SRC).map((path) => relative(SRC, path).split(sep).join('/'));
+const edges = files.flatMap((file) => importEdges(file, readFileSync(resolve(SRC, file), 'utf8')));
+
+describe('the import graph of src/', () => {
+  it('puts every file of src/ in a layer', () => {
+    expect(files.filter((file) => layerOf(file) === undefined)).toEqual([]);
+  });
+
+  it('resolves every relative import to a file of src/', () => {
+    const known = new Set(files);
+    expect(edges.filter((e) => !known.has(e.to)).map((e) => `${e.from} → ${e.to}`)).toEqual([]);
+  });
+
+  it('has no import from a later layer into an earlier one, and none between strategy folders', () => {
+    expect(problemsOf(edges)).toEqual([]);
+  });
+
+  it('has imports to check (the scan sees the graph)', () => {
+    expect(edges.length).toBeGreaterThan(200);
+    expect(edges).toContainEqual({ from: 'planner/plan.ts', to: 'strategies/registry.ts' });
+  });
+});
+
+describe('the layer check itself', () => {
+  it('reads imports, type imports, re-exports and dynamic imports, and ignores packages', () => {
+    const text = [
+      "import { a } from './a.js';",
+      "import type {\n  B,\n  C,\n} from '../model/types.js';",
+      "export { d } from './d.js';",
+      "export * from './e.js';",
+      "const f = await import('../f.js');",
+      "import { Gauge } from 'prom-client';",
+      "// import { commented } from './nothing.js';",
+    ].join('\n');
+    expect(importEdges('planner/x.ts', text)).toEqual([
+      { from: 'planner/x.ts', to: 'planner/a.ts' },
+      { from: 'planner/x.ts', to: 'model/types.ts' },
+      { from: 'planner/x.ts', to: 'planner/d.ts' },
+      { from: 'planner/x.ts', to: 'planner/e.ts' },
+      { from: 'planner/x.ts', to: 'f.ts' },
+    ]);
+  });
+
+  it.each<{ name: string; edge: ImportEdge; problem: string | undefined }>([
+    {
+      name: 'the model importing a planner type (upward)',
+      edge: { from: 'model/types.ts', to: 'planner/types.ts' },
+      problem: 'model/types.ts → planner/types.ts: model must not import from planner',
+    },
+    {
+      name: 'analysis importing a planner type, as it once did (upward)',
+      edge: { from: 'analysis/violations.ts', to: 'planner/types.ts' },
+      problem: 'analysis/violations.ts → planner/types.ts: analysis must not import from planner',
+    },
+    {
+      name: 'a strategy importing the policy (upward: policy composes the strategies)',
+      edge: { from: 'strategies/nodeTaints/strategy.ts', to: 'policy/types.ts' },
+      problem: 'strategies/nodeTaints/strategy.ts → policy/types.ts: strategies must not import from policy',
+    },
+    {
+      name: 'a root file importing the model (upward)',
+      edge: { from: 'errors.ts', to: 'model/labels.ts' },
+      problem: 'errors.ts → model/labels.ts: errors.ts, version.ts must not import from model',
+    },
+    {
+      name: 'one strategy folder importing another',
+      edge: { from: 'strategies/podAffinity/strategy.ts', to: 'strategies/podAntiAffinity/strategy.ts' },
+      problem:
+        'strategies/podAffinity/strategy.ts → strategies/podAntiAffinity/strategy.ts: strategy folders must not import one another',
+    },
+    {
+      name: 'a file outside every layer',
+      edge: { from: 'misc/helper.ts', to: 'model/types.ts' },
+      problem: 'misc/helper.ts → model/types.ts: misc/helper.ts is in no layer',
+    },
+    {
+      name: 'the planner importing the model (downward)',
+      edge: { from: 'planner/plan.ts', to: 'model/pods.ts' },
+      problem: undefined,
+    },
+    {
+      name: 'a strategy importing the registry’s shared types',
+      edge: { from: 'strategies/nodeTaints/strategy.ts', to: 'strategies/types.ts' },
+      problem: undefined,
+    },
+    { name: 'imports within a layer', edge: { from: 'planner/plan.ts', to: 'planner/budget.ts' }, problem: undefined },
+  ])('$name', ({ edge, problem }) => {
+    expect(problemsOf([edge])).toEqual(problem === undefined ? [] : [problem]);
+  });
+
+  it('names every folder and root file of src/ in exactly one layer', () => {
+    const tops = new Set(files.map((file) => file.split('/')[0]!));
+    const entries = LAYERS.flat();
+    expect(entries.length).toBe(new Set(entries).size);
+    expect([...tops].sort()).toEqual([...entries].sort());
+  });
+});
