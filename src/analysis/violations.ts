@@ -1,5 +1,5 @@
 // Rule violations of pods already running, each checked the way the scheduler's filter would check the pod against
-// its current node today. What a rule is, and how it is checked, is its strategy's (src/strategies/*/strategy.ts):
+// its current node today. What a rule is, and how it is checked, is its strategy's (src/strategies/<key>/strategy.ts):
 // this runs the detectors of the registry's enabled rule strategies over the counted, in-scope pods.
 import { selectorText } from '../model/labels.js';
 import { termSelectsNamespace } from '../model/podAffinity.js';

@@ -13,6 +13,7 @@ import {
   resolvePriorityThreshold,
 } from '../../src/policy/parse.js';
 import type { Policy } from '../../src/policy/types.js';
+import { STRATEGIES } from '../../src/strategies/registry.js';
 import { convertPriorityClass } from '../../src/snapshot/convert.js';
 import { makePolicy, makePriorityClass } from '../builders.js';
 
@@ -38,21 +39,17 @@ describe('defaults', () => {
     const policy = parsePolicy(makePolicy('default'), where);
     expect(policy.name).toBe('default');
     expect(policy.generation).toBe(1);
-    const { podSelector, ...rest } = policy.spec;
+    const { podSelector, strategies, ...rest } = policy.spec;
     expect(selectorText(podSelector)).toBe('');
     expect(matchesSelector(podSelector, { any: 'pod' })).toBe(true);
+    // Each strategy's section has its strategy's defaults; test/policy/crdMirror.test.ts holds those to the CRD's,
+    // and test/manifests/crd.test.ts the CRD's to DESIGN.md.
+    expect(strategies).toEqual(Object.fromEntries(STRATEGIES.all.map((s) => [s.key, s.policy.defaults])));
     expect(rest).toEqual({
       schedule: '*/5 * * * *',
       suspend: false,
       mode: 'DryRun',
       namespaces: { include: [], exclude: ['kube-system'] },
-      strategies: {
-        topologySpread: { enabled: true, includeSoftConstraints: false, defaultConstraints: [] },
-        podAntiAffinity: { enabled: true },
-        podAffinity: { enabled: false },
-        nodeAffinity: { enabled: true, required: true, preferred: false },
-        nodeTaints: { enabled: true, includePreferNoSchedule: false, excludedTaints: [] },
-      },
       eviction: {
         priorityThreshold: { className: 'system-cluster-critical' },
         maxPerCycle: 10,
