@@ -7,7 +7,7 @@
 // without storage access still gets a plan); a failure on the core kinds the plan needs is an error.
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { Credentials } from './credentials.js';
 import { isObj } from '../model/rawJson.js';
 
 export interface ListedKind {
@@ -126,7 +126,7 @@ export async function readCluster(get: Getter, opts: ReadOptions = {}): Promise<
 }
 
 /** GETs against the kubeconfig's current cluster, authenticated as kubectl would be (certificates, tokens, exec). */
-export function kubeGetter(kc: KubeConfig, timeoutMs = 60_000): Getter {
+export function kubeGetter(kc: Credentials, timeoutMs = 60_000): Getter {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new LiveReadError('the kubeconfig has no current cluster');
   const base = cluster.server.replace(/\/+$/, '');

@@ -33,7 +33,6 @@
 // backoff, at most `maxAttempts` per eviction and `maxRetriesPerRun` per run. recordOutcome() is the one place an
 // outcome becomes a metric, a log line and an Event.
 import { setMaxListeners } from 'node:events';
-import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../metrics/metrics.js';
 import type { AbortReason, EvictionResult } from '../metrics/names.js';
@@ -67,7 +66,12 @@ export interface Evictor {
 }
 
 /** policy/v1 Eviction with a uid precondition; dryRun=All in the query and the delete options when dry-running. */
-export function createApiEvictor(core: Pick<CoreV1Api, 'createNamespacedPodEviction'>): Evictor {
+/** The Eviction call (kubeClient.ts; named as client-node's CoreV1Api names it). */
+export interface EvictionApi {
+  createNamespacedPodEviction(p: { name: string; namespace: string; dryRun?: string; body: unknown }): Promise<unknown>;
+}
+
+export function createApiEvictor(core: EvictionApi): Evictor {
   return {
     async evict(target, dryRun) {
       await core.createNamespacedPodEviction({
@@ -666,6 +670,10 @@ export class PolicyRun {
       kind.type,
       kind.reason,
       message,
+      {
+        key: `${policy}\u0000${kind.reason}\u0000${workloadKey(pod)}`,
+        label: `${pod.workload.kind} ${pod.namespace}/${pod.workload.name}`,
+      },
     );
   }
 }

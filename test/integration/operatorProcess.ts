@@ -17,6 +17,8 @@ export interface OperatorProcessOptions {
   readonly identity: string;
   readonly leaderElect?: boolean;
   readonly extraArgs?: readonly string[];
+  /** Node.js options before the entry point (e.g. `--heapsnapshot-signal=SIGUSR2` to look inside a bench run). */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface OperatorProcess {
@@ -36,6 +38,7 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
     name: `operator-${opts.identity}`,
     command: process.execPath,
     args: [
+      ...(opts.nodeArgs ?? []),
       ENTRY,
       'run',
       `--kubeconfig=${opts.kubeconfig}`,
