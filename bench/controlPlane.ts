@@ -18,7 +18,7 @@ import {
   ZONE,
   type Cluster,
 } from '../test/integration/cluster.js';
-import { startOperatorProcess, type OperatorProcess } from '../test/integration/operatorProcess.js';
+import { imageNodeOptions, startOperatorProcess, type OperatorProcess } from '../test/integration/operatorProcess.js';
 
 const deployments = Number(process.argv[2] ?? 1000);
 const nodesPerZone = Number(process.argv[3] ?? 100);
@@ -317,6 +317,7 @@ async function main(): Promise<void> {
           scenario: `${deployments} Deployments x ${REPLICAS} pods skewed 5/5/0, ${zoneOf.size} nodes, PDB maxUnavailable 1`,
           controlPlane: 'real: etcd 3.4.23, kube-apiserver, kube-controller-manager, kube-scheduler v1.26.0',
           operator: 'kube-rebalancer run --leader-elect (own process, ServiceAccount token, QPS 20, burst 40)',
+          operatorNodeOptions: [...imageNodeOptions(), ...nodeArgs].join(' '),
           deploymentsSkewedAtStart: skewedAtStart,
           secondsToBalanced: Math.round(seconds * 10) / 10,
           evictions: evictions.length,

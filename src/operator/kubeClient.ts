@@ -197,8 +197,14 @@ export class KubeTransport {
       },
     };
     await this.credentials.applyToHTTPSOptions(options);
-    // A proxy agent set by the credentials is kept; otherwise connections are pooled.
-    if (options.agent === undefined) options.agent = pool.forRequest(options, url.protocol === 'https:');
+    // client-node's KubeConfig sets a new agent on every request: a plain one is swapped for the pooled agent of the
+    // same TLS options, a proxy agent is kept.
+    const given = options.agent;
+    const plain =
+      given === undefined ||
+      given === null ||
+      (given instanceof http.Agent && (given.constructor === http.Agent || given.constructor === https.Agent));
+    if (plain) options.agent = pool.forRequest(options, url.protocol === 'https:');
     return { url, options };
   }
 
