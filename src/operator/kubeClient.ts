@@ -39,7 +39,7 @@ import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Clock } from './clock.js';
-import { retryAfterMs, statusOf } from './evictionErrors.js';
+import { hasDisruptionBudgetCause, retryAfterMs, statusOf } from './evictionErrors.js';
 import type { RateLimiter } from './rateLimiter.js';
 
 export interface KubeConfigSource {
@@ -139,17 +139,6 @@ class AgentPool {
   }
 }
 
-function hasDisruptionBudgetCause(body: string): boolean {
-  const causes = statusOf(body)?.details?.causes;
-  return (
-    Array.isArray(causes) &&
-    causes.some((c) => {
-      const cause = c as { reason?: unknown; type?: unknown } | null;
-      return cause !== null && (cause.reason === 'DisruptionBudget' || cause.type === 'DisruptionBudget');
-    })
-  );
-}
-
 /** A response whose body was read once already, served again from memory. */
 function replay(response: ResponseContext, text: string): ResponseContext {
   return new ResponseContext(response.httpStatusCode, response.headers, {
@@ -194,8 +183,9 @@ export class RateLimitedHttpLibrary implements HttpLibrary {
       if (response.httpStatusCode !== 429) return response;
       const text = await response.body.text();
       const replayed = replay(response, text);
-      const wait = retryAfterMs(response.headers, statusOf(text), this.opts.clock.wall());
-      if (wait === undefined || attempt >= maxRetries || hasDisruptionBudgetCause(text)) return replayed;
+      const status = statusOf(text);
+      const wait = retryAfterMs(response.headers, status, this.opts.clock.wall());
+      if (wait === undefined || attempt >= maxRetries || hasDisruptionBudgetCause(status)) return replayed;
       this.opts.limiter.pauseUntil(this.opts.clock.now() + wait);
       this.opts.onThrottle?.({ url: request.getUrl(), retryAfterMs: wait });
     }
