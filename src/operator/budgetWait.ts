@@ -3,6 +3,7 @@
 import type { EvictionResult } from '../metrics/names.js';
 import { pdbKey } from '../model/pdb.js';
 import type { PodInfo } from '../model/types.js';
+import { multipleBudgetsRefusal } from '../planner/budget.js';
 import { ClusterCache, pdbWaitKey, type PdbEntry } from './clusterCache.js';
 import type { PdbLedger } from './pdbLedger.js';
 
@@ -27,13 +28,9 @@ export interface BudgetWait {
 export async function waitForBudget(pod: PodInfo, wait: BudgetWait): Promise<BudgetAnswer> {
   const { cache, ledger } = wait;
   const pdbs = cache.pdbsFor(pod);
-  if (pdbs.length > 1) {
-    return {
-      kind: 'refused',
-      result: 'skipped',
-      reason: `the pod is selected by ${pdbs.length} PodDisruptionBudgets (${pdbs.map((p) => pdbKey(p.info)).join(', ')}); the Eviction API refuses such pods`,
-    };
-  }
+  // The planner's rule, checked again against the budgets cached now.
+  const several = multipleBudgetsRefusal(pdbs.map((p) => p.info));
+  if (several !== undefined) return { kind: 'refused', result: 'skipped', reason: several };
   const first = pdbs[0];
   if (first === undefined) return { kind: 'ok', key: '', entry: undefined };
   const key = pdbKey(first.info);
