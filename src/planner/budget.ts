@@ -71,10 +71,6 @@ export class DisruptionBudgets {
     const key = pdbKey(pdb);
     this.remaining.set(key, (this.remaining.get(key) ?? 0) + 1);
   }
-
-  remainingFor(key: string): number | undefined {
-    return this.remaining.get(key);
-  }
 }
 
 export class EvictionLimits {
