@@ -70,8 +70,6 @@ export interface RebalancerMetrics {
    * policy (a replica that stops leading must not keep exporting a frozen picture).
    */
   forgetLeaderSeries(): void;
-  /** Sets the number of evictions the last plan of `policy` contained. */
-  setPlanEvictions(policy: string, count: number): void;
   /** Records a plan's topology, violations and planned evictions in one call. */
   recordPlan(plan: RebalancePlan): void;
   /** Sets `rebalancer_leader` (1 while this replica holds the lease). */
@@ -240,7 +238,6 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     recordAbort: (policy, reason) => cycleAborts.inc({ policy, reason }),
     markCycleDue: (policy) => cycleDue.set({ policy }, now() / 1000),
     forgetLeaderSeries,
-    setPlanEvictions: (policy, count) => planEvictions.set({ policy }, count),
     recordPlan,
     setLeader: (isLeader) => leader.set(isLeader ? 1 : 0),
     recordEventDropped: () => eventsDropped.inc(),

@@ -28,15 +28,7 @@ import { withVolumeTopology } from '../model/volumes.js';
 import { workloadKey } from '../planner/budget.js';
 import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
-import {
-  convertNamespace,
-  convertNode,
-  convertPdb,
-  convertPod,
-  convertPriorityClass,
-  makePriorityResolver,
-  type PriorityResolver,
-} from '../snapshot/convert.js';
+import { convertPdb, convertPod, makePriorityResolver, type PriorityResolver } from '../snapshot/convert.js';
 import type { Clock } from './clock.js';
 import type { Cached, InformerHandlers } from './informers.js';
 import { readPersisted, type PersistedState } from './status.js';
@@ -495,9 +487,3 @@ export class ClusterCache {
     for (const waiter of [...set]) if (waiter.check()) waiter.done(true);
   }
 }
-
-export const converters = {
-  node: convertNode,
-  priorityClass: convertPriorityClass,
-  namespace: convertNamespace,
-};

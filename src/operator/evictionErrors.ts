@@ -102,7 +102,7 @@ export function retryAfterMs(headers: unknown, status: StatusBody | undefined, n
   return typeof detail === 'number' && detail > 0 ? detail * 1000 : undefined;
 }
 
-/** A 429 from a PodDisruptionBudget, not a throttle: the status carries a DisruptionBudget cause. */
+/** A PodDisruptionBudget refused the eviction (the answer is 429 then, like a throttle, but it is not one). */
 export function hasDisruptionBudgetCause(status: StatusBody | undefined): boolean {
   const causes = status?.details?.causes;
   if (!Array.isArray(causes)) return false;
