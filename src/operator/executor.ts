@@ -13,7 +13,7 @@
 //      the plan had for that workload are dropped: the next step is re-planned from the fresh cache, because the
 //      real scheduler may have put the replacement elsewhere than the simulation did.
 //   3. When lanes finish, the run plans again (step 1) for the workloads that are free, batching: it waits until
-//      every lane is done or at least `minReplanIntervalMs` (and twice the last planning time) has passed since
+//      every lane is done or at least `minReplanIntervalMs` (and nine times the last planning time) has passed since
 //      the last plan, so a 10,000-pod cluster is not re-planned once per eviction.
 //   4. The run ends when a plan yields nothing new and no lane is active. Each re-plan follows at least one
 //      finished lane; a lane that did not evict holds its workload for the rest of the run, and every eviction
