@@ -25,6 +25,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { createInterface } from 'node:readline';
 import type { Credentials } from '../live/credentials.js';
+import { requestText, type TextAnswer } from '../live/httpRequest.js';
 import type { Clock } from './clock.js';
 import { hasDisruptionBudgetCause, retryAfterMs, statusOf } from './evictionErrors.js';
 import type { RateLimiter } from './rateLimiter.js';
@@ -117,11 +118,7 @@ export interface KubeRequest {
   readonly contentType?: string;
 }
 
-export interface KubeAnswer {
-  readonly status: number;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly text: string;
-}
+export type KubeAnswer = TextAnswer;
 
 /** Event writes (core/v1 events, a collection or one Event): sent at low priority, after any other waiting request. */
 const EVENTS_PATH = /\/events(\/[^/]+)?$/;
@@ -215,22 +212,7 @@ export class KubeTransport {
       req.path,
       body === undefined ? {} : { 'Content-Type': req.contentType ?? 'application/json' },
     );
-    const client = url.protocol === 'https:' ? https : http;
-    return new Promise<KubeAnswer>((resolve, reject) => {
-      const request = client.request(url, options, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-      });
-      request.setTimeout(REQUEST_TIMEOUT_MS, () =>
-        request.destroy(new Error(`${req.method} ${req.path}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
-      );
-      request.on('error', reject);
-      request.end(body);
-    });
+    return requestText(url, options, body, REQUEST_TIMEOUT_MS);
   }
 }
 

@@ -157,20 +157,25 @@ describe('event recorder', () => {
       return { api, created, gates, release: () => gates.splice(0).forEach((open) => open()) };
     }
     const podOf = (name: string) => ({ ...pod, name, uid: name });
-    const web = { key: 'balance/RebalanceEviction/shop/Deployment/web', label: 'Deployment shop/web' };
-    const api2 = { key: 'balance/RebalanceEviction/shop/Deployment/api', label: 'Deployment shop/api' };
-
-    it('hands the client a few at a time, and a queued Event absorbs the rest of its group', async () => {
+    /** A recorder on a gated API, with the queue options under test. */
+    function gatedRecorder(options: { concurrency: number; maxQueued?: number; onDropped?: () => void }) {
       const gated = gatedApi();
-      const { logger } = captureLogger();
+      const { logger, lines } = captureLogger();
       const events = createEventRecorder({
         api: gated.api,
         clock: new ManualClock(),
         logger,
         component: 'c',
         instance: 'i',
-        concurrency: 1,
+        ...options,
       });
+      return { gated, events, lines };
+    }
+    const web = { key: 'balance/RebalanceEviction/shop/Deployment/web', label: 'Deployment shop/web' };
+    const api2 = { key: 'balance/RebalanceEviction/shop/Deployment/api', label: 'Deployment shop/api' };
+
+    it('hands the client a few at a time, and a queued Event absorbs the rest of its group', async () => {
+      const { gated, events } = gatedRecorder({ concurrency: 1 });
       for (const name of ['web-1', 'web-2', 'web-3', 'web-4'])
         events.record(podOf(name), 'Normal', 'RebalanceEviction', `Evicted ${name}`, web);
       events.record(podOf('api-1'), 'Normal', 'RebalanceEviction', 'Evicted api-1', api2);
@@ -195,19 +200,8 @@ describe('event recorder', () => {
     });
 
     it('keeps at most maxQueued waiting and counts what it drops', async () => {
-      const gated = gatedApi();
-      const { logger, lines } = captureLogger();
       let dropped = 0;
-      const events = createEventRecorder({
-        api: gated.api,
-        clock: new ManualClock(),
-        logger,
-        component: 'c',
-        instance: 'i',
-        concurrency: 2,
-        maxQueued: 3,
-        onDropped: () => dropped++,
-      });
+      const { gated, events, lines } = gatedRecorder({ concurrency: 2, maxQueued: 3, onDropped: () => dropped++ });
       for (let i = 1; i <= 10; i++) events.record(policy, 'Normal', 'RebalanceCompleted', `run ${i}`);
       expect(gated.gates).toHaveLength(2);
       expect(dropped).toBe(5);
