@@ -28,7 +28,13 @@ import { withVolumeTopology } from '../model/volumes.js';
 import { workloadKey } from '../planner/budget.js';
 import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
-import { convertPdb, convertPod, makePriorityResolver, type PriorityResolver } from '../snapshot/convert.js';
+import {
+  ConversionCache,
+  convertPdb,
+  convertPod,
+  makePriorityResolver,
+  type PriorityResolver,
+} from '../snapshot/convert.js';
 import type { Clock } from './clock.js';
 import type { Cached, InformerHandlers } from './informers.js';
 import { readPersisted, type PersistedState } from './status.js';
@@ -128,10 +134,13 @@ export class ClusterCache {
 
   // ---- conversion (called by the informers on arrival) -------------------------------------------------------
 
+  /** What the pods converted so far share with the next ones, for the cache's whole life. */
+  private readonly conversions = new ConversionCache();
+
   readonly convertPod = (raw: unknown): PodEntry => {
     const spec = isObj(raw) ? raw['spec'] : undefined;
     const explicitPriority = isObj(spec) && typeof spec['priority'] === 'number';
-    return { info: convertPod(raw, this.resolver), explicitPriority };
+    return { info: convertPod(raw, this.conversions, this.resolver), explicitPriority };
   };
 
   readonly convertPdb = (raw: unknown): PdbEntry => {
