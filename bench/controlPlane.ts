@@ -18,7 +18,7 @@ import {
   ZONE,
   type Cluster,
 } from '../test/integration/cluster.js';
-import { startOperatorProcess, type OperatorProcess } from '../test/integration/operatorProcess.js';
+import { imageNodeOptions, startOperatorProcess, type OperatorProcess } from '../test/integration/operatorProcess.js';
 
 const deployments = Number(process.argv[2] ?? 1000);
 const nodesPerZone = Number(process.argv[3] ?? 100);
@@ -158,6 +158,62 @@ async function seed(c: Cluster): Promise<void> {
   });
 }
 
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+}
+
+const MiB = (bytes: number): number => Math.round(bytes / 2 ** 20);
+
+/** RSS from /proc; heap and external memory from the operator's own `nodejs_*` metrics (prom-client defaults). */
+async function memoryOf(op: OperatorProcess): Promise<Memory> {
+  const rss = op.usage()?.rssBytes ?? 0;
+  const text = await op.scrape().catch(() => '');
+  const gauge = (name: string): number => {
+    const m = new RegExp(`^${name} (\\S+)`, 'm').exec(text);
+    return m === null ? 0 : Number(m[1]);
+  };
+  return {
+    rss: MiB(rss),
+    heapUsed: MiB(gauge('nodejs_heap_size_used_bytes')),
+    heapTotal: MiB(gauge('nodejs_heap_size_total_bytes')),
+    external: MiB(gauge('nodejs_external_memory_bytes')),
+  };
+}
+
+/** Samples the operator's memory through a run: RSS every 250 ms, the heap with it every 2 s. */
+class MemoryWatch {
+  atPeak: Memory = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0 };
+  largestHeapUsed: Memory = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0 };
+  last: Memory = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0 };
+  private timer: NodeJS.Timeout | undefined;
+  private ticks = 0;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly op: OperatorProcess) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      const rss = MiB(this.op.usage()?.rssBytes ?? 0);
+      const full = this.ticks++ % 8 === 0 || rss > this.atPeak.rss;
+      if (!full) return;
+      this.pending = this.pending.then(async () => {
+        const m = await memoryOf(this.op);
+        this.last = m;
+        if (m.rss >= this.atPeak.rss) this.atPeak = m;
+        if (m.heapUsed >= this.largestHeapUsed.heapUsed) this.largestHeapUsed = m;
+      });
+    }, 250);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.pending;
+  }
+}
+
 async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = Date.now();
@@ -203,7 +259,8 @@ async function main(): Promise<void> {
     });
 
     const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, OPERATOR_SA);
-    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench' });
+    const nodeArgs = (process.env['BENCH_OPERATOR_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench', nodeArgs });
     const op = operator;
     await until('the operator to be ready', 300_000, async () => {
       try {
@@ -213,11 +270,9 @@ async function main(): Promise<void> {
       }
     });
     const auditMark = c.cp.audit().length;
-    const syncedRss = op.usage()?.rssBytes ?? 0;
-    let peakRss = syncedRss;
-    const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, op.usage()?.rssBytes ?? 0);
-    }, 250);
+    const synced = await memoryOf(op);
+    const memory = new MemoryWatch(op);
+    memory.start();
     const cpuBefore = op.usage()?.cpuSeconds ?? 0;
     const t0 = Date.now();
     await createPolicy(c, 'bench', {
@@ -226,12 +281,17 @@ async function main(): Promise<void> {
       eviction: { maxPerCycle: 100_000, maxPerNode: 100_000, maxPerNamespace: 100_000 },
     });
     log(`policy created; ${skewedAtStart} Deployments skewed`);
+    // A heap snapshot mid-run, to see what the operator holds (with BENCH_OPERATOR_NODE_ARGS=--heapsnapshot-signal=SIGUSR2).
+    const snapshotAt = Number(process.env['BENCH_HEAPSNAPSHOT_AFTER_SECONDS'] ?? 0);
+    const snapshotTimer =
+      snapshotAt > 0 ? setTimeout(() => process.kill(op.proc.pid, 'SIGUSR2'), snapshotAt * 1000) : undefined;
     await until('every Deployment balanced and Ready', 3_600_000, () => {
       const s = t.state(zones);
       return s.skewed === 0 && s.notReady === 0 && s.pods === deployments * REPLICAS;
     });
     const seconds = (Date.now() - t0) / 1000;
-    clearInterval(sampler);
+    clearTimeout(snapshotTimer);
+    await memory.stop();
     const cpuSeconds = (op.usage()?.cpuSeconds ?? 0) - cpuBefore;
     const requests = c.cp
       .audit()
@@ -247,20 +307,33 @@ async function main(): Promise<void> {
       const key = `${e.verb} ${resource}`;
       byVerb[key] = (byVerb[key] ?? 0) + 1;
     }
+    // Share of the API budget each kind of request took (Lease requests go through a limiter of their own).
+    const share: Record<string, string> = {};
+    for (const [key, n] of Object.entries(byVerb).sort((a, b) => b[1] - a[1]))
+      share[key] = `${((100 * n) / requests.length).toFixed(1)}%`;
     process.stdout.write(
       `${JSON.stringify(
         {
           scenario: `${deployments} Deployments x ${REPLICAS} pods skewed 5/5/0, ${zoneOf.size} nodes, PDB maxUnavailable 1`,
           controlPlane: 'real: etcd 3.4.23, kube-apiserver, kube-controller-manager, kube-scheduler v1.26.0',
           operator: 'kube-rebalancer run --leader-elect (own process, ServiceAccount token, QPS 20, burst 40)',
+          operatorNodeOptions: [...imageNodeOptions(), ...nodeArgs].join(' '),
           deploymentsSkewedAtStart: skewedAtStart,
           secondsToBalanced: Math.round(seconds * 10) / 10,
           evictions: evictions.length,
           evictionAnswers: byCode,
           answered429: byCode['429'] ?? 0,
+          requests: requests.length,
           requestsByVerbAndResource: byVerb,
-          operatorRssAfterSyncMiB: Math.round(syncedRss / 2 ** 20),
-          operatorPeakRssMiB: Math.round(peakRss / 2 ** 20),
+          requestShare: share,
+          operatorMemoryMiB: {
+            afterSync: synced,
+            atPeakRss: memory.atPeak,
+            largestHeapUsed: memory.largestHeapUsed,
+            atEnd: memory.last,
+          },
+          operatorRssAfterSyncMiB: synced.rss,
+          operatorPeakRssMiB: memory.atPeak.rss,
           operatorCpuSeconds: Math.round(cpuSeconds * 10) / 10,
           kubeletErrors: c.kubelet.errors.length,
         },

@@ -1,18 +1,21 @@
-// The operator's first sync of a 150,000-pod cluster through the real list path: client-node's typed clients over
+// The operator's first sync of a 150,000-pod cluster through the real list path: the operator's own client over
 // HTTP, paginated lists (limit 500 + continue), each page converted as it arrives. The test API server runs in a
-// child process (its store of raw objects must not count against the operator's RSS); this process is the operator.
+// child process (its store of raw objects must not count against the operator's RSS); this process is the operator,
+// and loads only what the operator loads (the server's modules are imported by the child alone).
 //   node --expose-gc dist/bench/listSync.js [pods] [nodes]
 // Prints the sync time, the operator's RSS after sync, and the largest response body the operator had to hold (a
 // page), next to the size of the whole pod list as one body (what an unpaginated list would have been).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
+import { loadKubeconfig, type Credentials } from '../src/live/credentials.js';
 import { createOperator } from '../src/operator/operator.js';
-import { readCrdFile, startTestApiServer } from '../test/apiserver/index.js';
-import { clusterObjects, type ClusterShape } from './clusters.js';
+import type { ClusterShape } from './clusters.js';
 
 function shapeFor(pods: number, nodes: number): ClusterShape {
   const replicas = 50;
@@ -29,6 +32,8 @@ function shapeFor(pods: number, nodes: number): ClusterShape {
 
 /** Child: the test API server holding the cluster; prints its kubeconfig, exits when stdin closes. */
 async function serve(pods: number, nodes: number): Promise<void> {
+  const { readCrdFile, startTestApiServer } = await import('../test/apiserver/index.js');
+  const { clusterObjects } = await import('./clusters.js');
   const crd = fileURLToPath(new URL('../crds/rebalancer.dev_rebalancepolicies.yaml', import.meta.url));
   const server = await startTestApiServer({ crds: readCrdFile(crd), requestLogLimit: 10_000 });
   for (const raw of clusterObjects(shapeFor(pods, nodes))) server.store.create(raw as never);
@@ -43,11 +48,12 @@ function rssAfterGc(): number {
 }
 
 /** Bytes of one response body of the pod list (`limit` 0 = the whole list in one body). */
-async function bodyBytes(kc: KubeConfig, limit: number): Promise<number> {
+async function bodyBytes(kc: Credentials, limit: number): Promise<number> {
   const server = kc.getCurrentCluster()!.server;
-  const token = kc.getCurrentUser()?.token;
+  const options: { headers?: Record<string, string> } = {};
+  await kc.applyToHTTPSOptions(options);
   const response = await fetch(`${server}/api/v1/pods${limit > 0 ? `?limit=${limit}` : ''}`, {
-    headers: token !== undefined ? { authorization: `Bearer ${token}` } : {},
+    headers: options.headers ?? {},
   });
   if (!response.ok) throw new Error(`GET pods answered ${response.status}`);
   let bytes = 0;
@@ -65,8 +71,11 @@ async function operate(pods: number, nodes: number): Promise<void> {
       createInterface({ input: child.stdout }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`test API server exited (${code})`)));
     });
-    const kc = new KubeConfig();
-    kc.loadFromString((JSON.parse(line) as { kubeconfig: string }).kubeconfig);
+    const dir = mkdtempSync(join(tmpdir(), 'kr-listsync-'));
+    const path = join(dir, 'kubeconfig');
+    writeFileSync(path, (JSON.parse(line) as { kubeconfig: string }).kubeconfig);
+    const kc = (await loadKubeconfig([path], undefined, path)).credentials;
+    rmSync(dir, { recursive: true, force: true });
     const baselineRssMb = rssAfterGc();
     const operator = createOperator({
       kubeConfig: kc,

@@ -2,8 +2,9 @@
 // converted to the compact model on arrival and stored in the ClusterCache; the raw objects are dropped.
 // Run in a fresh process per size so RSS is not polluted by other cases:
 //   node --expose-gc dist/bench/memory.js <pods> <nodes>
-import { ClusterCache, converters } from '../src/operator/clusterCache.js';
+import { ClusterCache } from '../src/operator/clusterCache.js';
 import { systemClock } from '../src/operator/clock.js';
+import { convertNamespace, convertNode } from '../src/snapshot/convert.js';
 import { clusterObjects, type ClusterShape } from './clusters.js';
 
 interface Meta {
@@ -39,7 +40,7 @@ function main(): void {
     const metadata = { name: o.metadata.name, namespace: o.metadata.namespace };
     switch (o.kind) {
       case 'Node':
-        cache.nodeHandlers.upsert({ metadata, value: converters.node(raw) });
+        cache.nodeHandlers.upsert({ metadata, value: convertNode(raw) });
         break;
       case 'Pod':
         cache.podHandlers.upsert({ metadata, value: cache.convertPod(raw) });
@@ -49,7 +50,7 @@ function main(): void {
         cache.pdbHandlers.upsert({ metadata, value: cache.convertPdb(raw) });
         break;
       case 'Namespace':
-        cache.namespaceHandlers.upsert({ metadata, value: converters.namespace(raw) });
+        cache.namespaceHandlers.upsert({ metadata, value: convertNamespace(raw) });
         break;
     }
   }

@@ -45,7 +45,7 @@ async function readLive(opts: OfflineOptions, io: OfflineIo, progress: Progress)
       `not given, and no live cluster to read: ${NO_CREDENTIALS}`,
     );
   }
-  const kc = loadCredentials(source, opts.context);
+  const kc = await loadCredentials(source, opts.context);
   const name = `context ${kc.getCurrentContext()}`;
   const raw = await readCluster(kubeGetter(kc), {
     warn: (line) => io.stderr(`${line}\n`),

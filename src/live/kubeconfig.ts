@@ -4,8 +4,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { InputError } from '../errors.js';
+import { inClusterCredentials, loadKubeconfig, type Credentials } from './credentials.js';
 
 export type CredentialSource =
   | { readonly kind: 'flag'; readonly path: string }
@@ -69,34 +69,18 @@ export function describeSource(source: CredentialSource): string {
 }
 
 /** Loads the credentials and switches to `context` when given; every problem is bad input naming the source. */
-export function loadCredentials(source: CredentialSource, context: string | undefined): KubeConfig {
+export async function loadCredentials(
+  source: CredentialSource,
+  context: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Credentials> {
   const name = describeSource(source);
-  const kc = new KubeConfig();
-  try {
-    if (source.kind === 'in-cluster') kc.loadFromCluster();
-    else if (source.kind === 'env') kc.loadFromDefault();
-    else kc.loadFromFile(source.path);
-  } catch (err) {
-    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
-    throw new InputError(name, undefined, undefined, `cannot load the kubeconfig: ${message}`);
-  }
-  if (context !== undefined) {
-    const names = kc.getContexts().map((c) => c.name);
-    if (!names.includes(context)) {
-      const known = names.length > 0 ? names.join(', ') : 'none';
-      throw new InputError(name, undefined, 'contexts', `has no context "${context}" (it has: ${known})`);
+  if (source.kind === 'in-cluster') {
+    if (context !== undefined && context !== 'inCluster') {
+      throw new InputError(name, undefined, 'contexts', `has no context "${context}" (it has: inCluster)`);
     }
-    kc.setCurrentContext(context);
+    return inClusterCredentials(env);
   }
-  if (kc.getCurrentCluster() === null) {
-    throw new InputError(
-      name,
-      undefined,
-      'current-context',
-      kc.getCurrentContext() === ''
-        ? 'is not set (set it with kubectl config use-context, or pass --context)'
-        : `names context "${kc.getCurrentContext()}", which has no cluster`,
-    );
-  }
-  return kc;
+  const paths = source.kind === 'env' ? source.paths : [source.path];
+  return (await loadKubeconfig(paths, context, name)).credentials;
 }

@@ -5,9 +5,9 @@
 // Kinds a cluster may not serve are optional: the RebalancePolicy CRD may not be installed, and a test or trimmed-down
 // API server may not serve storage objects. Their 404 is "none", and a 403 on them is a warning (a read-only role
 // without storage access still gets a plan); a failure on the core kinds the plan needs is an error.
-import * as http from 'node:http';
-import * as https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type * as https from 'node:https';
+import type { Credentials } from './credentials.js';
+import { requestText, type TextAnswer } from './httpRequest.js';
 import { isObj } from '../model/rawJson.js';
 
 export interface ListedKind {
@@ -126,7 +126,7 @@ export async function readCluster(get: Getter, opts: ReadOptions = {}): Promise<
 }
 
 /** GETs against the kubeconfig's current cluster, authenticated as kubectl would be (certificates, tokens, exec). */
-export function kubeGetter(kc: KubeConfig, timeoutMs = 60_000): Getter {
+export function kubeGetter(kc: Credentials, timeoutMs = 60_000): Getter {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new LiveReadError('the kubeconfig has no current cluster');
   const base = cluster.server.replace(/\/+$/, '');
@@ -139,27 +139,19 @@ export function kubeGetter(kc: KubeConfig, timeoutMs = 60_000): Getter {
       const message = err instanceof Error ? err.message : String(err);
       throw new LiveReadError(`cannot authenticate to ${base}: ${message.split('\n')[0]}`);
     }
-    const client = url.protocol === 'https:' ? https : http;
-    return new Promise<HttpAnswer>((resolve, reject) => {
-      const req = client.request(url, options, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          let body: unknown;
-          try {
-            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            body = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-      });
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
-      req.on('error', (err) =>
-        reject(new LiveReadError(`cannot reach the API server at ${base}: ${err.message.split('\n')[0]}`)),
-      );
-      req.end();
-    });
+    let answer: TextAnswer;
+    try {
+      answer = await requestText(url, options, undefined, timeoutMs);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new LiveReadError(`cannot reach the API server at ${base}: ${message.split('\n')[0]}`);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      body = undefined;
+    }
+    return { status: answer.status, body };
   };
 }

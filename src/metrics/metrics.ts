@@ -73,12 +73,12 @@ export interface RebalancerMetrics {
    * policy (a replica that stops leading must not keep exporting a frozen picture).
    */
   forgetLeaderSeries(): void;
-  /** Sets the number of evictions the last plan of `policy` contained. */
-  setPlanEvictions(policy: string, count: number): void;
   /** Records a plan's topology, violations and planned evictions in one call. */
   recordPlan(plan: RebalancePlan): void;
   /** Sets `rebalancer_leader` (1 while this replica holds the lease). */
   setLeader(isLeader: boolean): void;
+  /** An Event was dropped: the queue of Events waiting to be sent was full. */
+  recordEventDropped(): void;
   /** Removes every series of a policy (it was deleted, or this replica stopped leading). */
   forgetPolicy(policy: string): void;
   /** Number of (namespace, workload, topology_key, when_unsatisfiable) label sets currently exported. */
@@ -116,6 +116,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const lastSuccessfulCycle = new Gauge({ ...METRICS.lastSuccessfulCycle, registers });
   const leader = new Gauge({ ...METRICS.leader, registers });
   const seriesDropped = new Counter({ ...METRICS.seriesDropped, registers });
+  const eventsDropped = new Counter({ ...METRICS.eventsDropped, registers });
   const planEvictions = new Gauge({ ...METRICS.planEvictions, registers });
   const cycleAborts = new Counter({ ...METRICS.cycleAborts, registers });
   const cycleDue = new Gauge({ ...METRICS.cycleDue, registers });
@@ -124,9 +125,10 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const exported = new Map<string, { readonly labels: TopologyLabels; readonly owners: Set<string> }>();
   const ownedByPolicy = new Map<string, Set<string>>();
 
-  // Both counters exist from the start, so `rate()` and `absent()` see them before the first event.
+  // The counters exist from the start, so `rate()` and `absent()` see them before the first event.
   leader.set(0);
   seriesDropped.inc(0);
+  eventsDropped.inc(0);
 
   function release(policy: string, key: string): void {
     const entry = exported.get(key);
@@ -240,9 +242,9 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     recordAbort: (policy, reason) => cycleAborts.inc({ policy, reason }),
     markCycleDue: (policy) => cycleDue.set({ policy }, now() / 1000),
     forgetLeaderSeries,
-    setPlanEvictions: (policy, count) => planEvictions.set({ policy }, count),
     recordPlan,
     setLeader: (isLeader) => leader.set(isLeader ? 1 : 0),
+    recordEventDropped: () => eventsDropped.inc(),
     forgetPolicy,
     skewSeriesCount: () => exported.size,
   };

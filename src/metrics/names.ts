@@ -103,6 +103,12 @@ export const METRICS = {
     help: 'Topology skew series not exported because the series cap was reached (counted once per series per cycle).',
     labelNames: [],
   },
+  eventsDropped: {
+    name: 'rebalancer_events_dropped_total',
+    type: 'counter',
+    help: 'Kubernetes Events not recorded because the queue of Events waiting behind evictions was full.',
+    labelNames: [],
+  },
   planEvictions: {
     name: 'rebalancer_plan_evictions',
     type: 'gauge',

@@ -1,7 +1,11 @@
 // Which pods still hold their place: the one home of the "pod is live" rule that the scheduler's spread and
 // affinity counts, the disruption controller's budgets, the analysis and the planner's simulation all apply.
-
 import type { PodInfo } from './types.js';
+
+/** Finished (Succeeded or Failed): the pod holds nothing on its node any more and is counted nowhere. */
+export function isPodTerminal(pod: Pick<PodInfo, 'phase'>): boolean {
+  return pod.phase === 'Succeeded' || pod.phase === 'Failed';
+}
 
 /**
  * Not terminating and not finished (Succeeded/Failed): the pod is, or will be, running somewhere
@@ -9,7 +13,7 @@ import type { PodInfo } from './types.js';
  * members are the active pods, bound or not.
  */
 export function isPodActive(pod: Pick<PodInfo, 'terminating' | 'phase'>): boolean {
-  return !pod.terminating && pod.phase !== 'Succeeded' && pod.phase !== 'Failed';
+  return !pod.terminating && !isPodTerminal(pod);
 }
 
 /** Pods the scheduler counts in spread and affinity: active and bound to a node. */

@@ -37,8 +37,4 @@ export class Backoff {
   reset(): void {
     this.attempt = 0;
   }
-
-  get attempts(): number {
-    return this.attempt;
-  }
 }

@@ -29,11 +29,9 @@ import { workloadKey } from '../planner/budget.js';
 import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
 import {
-  convertNamespace,
-  convertNode,
+  ConversionCache,
   convertPdb,
   convertPod,
-  convertPriorityClass,
   makePriorityResolver,
   type PriorityResolver,
 } from '../snapshot/convert.js';
@@ -136,10 +134,13 @@ export class ClusterCache {
 
   // ---- conversion (called by the informers on arrival) -------------------------------------------------------
 
+  /** What the pods converted so far share with the next ones, for the cache's whole life. */
+  private readonly conversions = new ConversionCache();
+
   readonly convertPod = (raw: unknown): PodEntry => {
     const spec = isObj(raw) ? raw['spec'] : undefined;
     const explicitPriority = isObj(spec) && typeof spec['priority'] === 'number';
-    return { info: convertPod(raw, this.resolver), explicitPriority };
+    return { info: convertPod(raw, this.conversions, this.resolver), explicitPriority };
   };
 
   readonly convertPdb = (raw: unknown): PdbEntry => {
@@ -495,9 +496,3 @@ export class ClusterCache {
     for (const waiter of [...set]) if (waiter.check()) waiter.done(true);
   }
 }
-
-export const converters = {
-  node: convertNode,
-  priorityClass: convertPriorityClass,
-  namespace: convertNamespace,
-};

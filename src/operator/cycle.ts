@@ -152,7 +152,6 @@ function gatedMetrics(metrics: RebalancerMetrics, exists: () => boolean, leads: 
     ...metrics,
     recordTopology: (...a) => (picture() ? metrics.recordTopology(...a) : undefined),
     recordViolations: (...a) => (picture() ? metrics.recordViolations(...a) : undefined),
-    setPlanEvictions: (...a) => (picture() ? metrics.setPlanEvictions(...a) : undefined),
     recordPlan: (...a) => (picture() ? metrics.recordPlan(...a) : undefined),
     recordEviction: (...a) => (exists() ? metrics.recordEviction(...a) : undefined),
     observeCycle: (...a) => (exists() ? metrics.observeCycle(...a) : undefined),

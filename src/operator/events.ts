@@ -7,8 +7,15 @@
 // A repeat that arrives while the first Event is still being created waits for that creation and then patches it,
 // so two identical Events in quick succession make one Event with count 2, not two Events.
 // Events of cluster-scoped objects (RebalancePolicy) go to the `default` namespace, as kubectl describe expects.
+//
+// Events must not take the API budget from evictions, nor memory while they wait. They are sent at low priority
+// (rateLimiter.ts), so during a long run they wait until the evictions leave a gap. While they wait they stay in this
+// recorder's queue, at most `concurrency` of them handed to the client at a time, and an Event of a group (one
+// workload's evictions of one kind in one policy) that is still queued absorbs the next ones of its group: a run
+// that evicts 3 pods of each of 1,000 Deployments queues 1,000 Events naming 3 pods each, not 3,000. The queue is
+// bounded (`maxQueued`, 1,000 as client-go's broadcaster); past it an Event is dropped, logged and counted, as
+// client-go drops when its queue is full.
 import { randomBytes } from 'node:crypto';
-import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 
@@ -23,14 +30,41 @@ export interface EventTarget {
 
 export type EventType = 'Normal' | 'Warning';
 
+/** Events that may be told as one while they wait: one workload's evictions of one kind by one policy. */
+export interface EventGroup {
+  readonly key: string;
+  /** What the group is, for the merged message: `Deployment shop/web`. */
+  readonly label: string;
+}
+
 export interface EventRecorder {
-  record(target: EventTarget, type: EventType, reason: string, message: string): void;
+  record(target: EventTarget, type: EventType, reason: string, message: string, group?: EventGroup): void;
   /** Waits for the Events in flight (at most `timeoutMs`). */
   flush(timeoutMs: number): Promise<void>;
 }
 
-/** The two calls the recorder makes; CoreV1Api provides them. */
-export type EventApi = Pick<CoreV1Api, 'createNamespacedEvent' | 'patchNamespacedEvent'>;
+/** A core/v1 Event as the recorder writes it. */
+export interface EventBody {
+  readonly apiVersion: 'v1';
+  readonly kind: 'Event';
+  readonly metadata: { readonly name: string; readonly namespace: string };
+  readonly involvedObject: Readonly<Record<string, string>>;
+  readonly reason: string;
+  readonly message: string;
+  readonly type: EventType;
+  readonly count: number;
+  readonly firstTimestamp: string;
+  readonly lastTimestamp: string;
+  readonly source: { readonly component: string };
+  readonly reportingComponent: string;
+  readonly reportingInstance: string;
+}
+
+/** The two calls the recorder makes (kubeClient.ts; named as client-node's CoreV1Api names them). */
+export interface EventApi {
+  createNamespacedEvent(p: { namespace: string; body: EventBody }): Promise<unknown>;
+  patchNamespacedEvent(p: { namespace: string; name: string; body: unknown }): Promise<unknown>;
+}
 
 export interface EventRecorderOptions {
   readonly api: EventApi;
@@ -43,6 +77,34 @@ export interface EventRecorderOptions {
   readonly aggregationWindowMs?: number;
   /** Most distinct Events remembered for aggregation (default 4096). */
   readonly maxRemembered?: number;
+  /** Events waiting to be sent, at most (default 1000); past it they are dropped. */
+  readonly maxQueued?: number;
+  /** Events handed to the client at a time (default 4). */
+  readonly concurrency?: number;
+  /** Called for each Event dropped because the queue was full. */
+  readonly onDropped?: () => void;
+}
+
+interface Queued {
+  readonly target: EventTarget;
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+  readonly group: EventGroup | undefined;
+  /** Names of the group's later objects this Event now tells of too. */
+  readonly more: string[];
+}
+
+/** Names listed in a merged message, at most; the rest are counted. */
+const MAX_NAMES = 10;
+
+/** The message of a queued Event, with the objects of its group it absorbed. */
+function messageOf(q: Queued): string {
+  if (q.more.length === 0 || q.group === undefined) return q.message;
+  const names = q.more.slice(0, MAX_NAMES).join(', ');
+  const rest = q.more.length > MAX_NAMES ? `, and ${q.more.length - MAX_NAMES} more` : '';
+  const pods = q.more.length === 1 ? 'pod' : 'pods';
+  return `${q.message} (also ${q.more.length} more ${pods} of ${q.group.label} in this run: ${names}${rest})`;
 }
 
 interface Remembered {
@@ -73,10 +135,10 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
   }
 
   async function create(key: string, target: EventTarget, type: EventType, reason: string, message: string) {
-    const now = new Date(opts.clock.wall());
+    const now = new Date(opts.clock.wall()).toISOString();
     const namespace = target.namespace ?? 'default';
     const name = `${target.name}.${randomBytes(8).toString('hex')}`;
-    const body: CoreV1Event = {
+    const body: EventBody = {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name, namespace },
@@ -139,20 +201,61 @@ export function createEventRecorder(opts: EventRecorderOptions): EventRecorder {
     }
   }
 
-  return {
-    record(target, type, reason, message) {
-      const promise = send(target, type, reason, message).catch((err: unknown) => {
+  const maxQueued = opts.maxQueued ?? 1000;
+  const concurrency = opts.concurrency ?? 4;
+  const queue: Queued[] = [];
+  const queuedByGroup = new Map<string, Queued>();
+  let dropped = 0;
+  const drained: Array<() => void> = [];
+
+  function pump(): void {
+    while (pending.size < concurrency && queue.length > 0) {
+      const q = queue.shift()!;
+      if (q.group !== undefined) queuedByGroup.delete(q.group.key);
+      const promise = send(q.target, q.type, q.reason, messageOf(q)).catch((err: unknown) => {
         log.warn(
-          { err: err instanceof Error ? err.message.split('\n')[0] : String(err), reason, object: target.name },
+          {
+            err: err instanceof Error ? err.message.split('\n')[0] : String(err),
+            reason: q.reason,
+            object: q.target.name,
+          },
           'could not record an Event',
         );
       });
       pending.add(promise);
-      void promise.finally(() => pending.delete(promise));
+      void promise.finally(() => {
+        pending.delete(promise);
+        pump();
+        if (pending.size === 0 && queue.length === 0) for (const resolve of drained.splice(0)) resolve();
+      });
+    }
+  }
+
+  return {
+    record(target, type, reason, message, group) {
+      const joined = group === undefined ? undefined : queuedByGroup.get(group.key);
+      if (joined !== undefined) {
+        joined.more.push(target.name);
+        return;
+      }
+      if (queue.length >= maxQueued) {
+        dropped++;
+        opts.onDropped?.();
+        if (dropped === 1 || dropped % 100 === 0) {
+          log.warn({ dropped, queued: queue.length, reason, object: target.name }, 'Event queue full; Event dropped');
+        }
+        return;
+      }
+      const q: Queued = { target, type, reason, message, group, more: [] };
+      queue.push(q);
+      if (group !== undefined) queuedByGroup.set(group.key, q);
+      pump();
     },
     async flush(timeoutMs) {
+      if (pending.size === 0 && queue.length === 0) return;
       const timer = new AbortController();
-      await Promise.race([Promise.all([...pending]), opts.clock.sleep(timeoutMs, timer.signal)]);
+      const done = new Promise<void>((resolve) => drained.push(resolve));
+      await Promise.race([done, opts.clock.sleep(timeoutMs, timer.signal)]);
       timer.abort();
     },
   };

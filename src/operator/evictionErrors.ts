@@ -102,7 +102,8 @@ export function retryAfterMs(headers: unknown, status: StatusBody | undefined, n
   return typeof detail === 'number' && detail > 0 ? detail * 1000 : undefined;
 }
 
-function hasDisruptionBudgetCause(status: StatusBody | undefined): boolean {
+/** A PodDisruptionBudget refused the eviction (the answer is 429 then, like a throttle, but it is not one). */
+export function hasDisruptionBudgetCause(status: StatusBody | undefined): boolean {
   const causes = status?.details?.causes;
   if (!Array.isArray(causes)) return false;
   // metav1.StatusCause's Go field is Type, its JSON key is `reason`; accept `type` too.

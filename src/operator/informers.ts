@@ -1,26 +1,24 @@
-// Supervised watch caches. Each informer is client-node's ListWatch (list, then watch from the list's
-// resourceVersion; relist on 410 Gone, whether it comes as an HTTP status or as an ERROR event in the stream),
-// with three additions:
+// Supervised watch caches, as client-go's reflector: list, then watch from the list's resourceVersion; a watch that
+// ends is opened again from the last version seen (bookmarks included); 410 Gone, as an HTTP status or as an ERROR
+// event in the stream, lists again. On top of that:
 //
-// 1. Conversion on arrival. The Watch handed to ListWatch converts every object of the stream, and the list
-//    function every listed item, into a small `Cached` record (name, namespace, resourceVersion and the compact
-//    model value) before ListWatch stores it. The raw object (managedFields, the full spec and status) is
-//    garbage as soon as the converter returns, so the cache holds only what the planner reads.
-// 2. Supervision. In client-node 1.4 (dist/cache.js, doneHandler) any watch or list error other than 410 is
-//    emitted as `error` and the ListWatch stays stopped. The supervisor restarts it after a capped exponential
-//    backoff (reset once a list succeeds or an event arrives); a restart resumes the watch from the last
-//    resourceVersion, and a 410 then relists.
+// 1. Conversion on arrival. Every object of the stream and every listed item becomes a small `Cached` record
+//    (name, namespace, resourceVersion and the compact model value) at once. The raw object (managedFields, the full
+//    spec and status) is garbage as soon as the converter returns, so the cache holds only what the planner reads,
+//    and holds it once: the informer keeps identities and versions only, the ClusterCache the values.
+// 2. Supervision. Any other watch or list error stops the loop; the supervisor restarts it after a capped
+//    exponential backoff (reset once a list succeeds or an event arrives); a restart resumes the watch from the
+//    last resourceVersion, and a 410 then relists.
 // 3. Sync tracking. An informer is synced once its first list has been applied; readiness waits for all of them.
 // 4. Paginated lists, as client-go's reflector: `limit` 500 and `continue`, each page converted as it arrives, so
 //    no response body holds the whole collection (150,000 pods would be one string of gigabytes, past V8's limit)
 //    and only the compact records of earlier pages are kept. A continue token that expired (410 while paging)
 //    restarts the list from the beginning, a few times at most.
-import { ADD, DELETE, ERROR, ListWatch, UPDATE, Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { FieldError } from '../errors.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import type { Clock } from './clock.js';
-import type { LimitedWatch } from './kubeClient.js';
+import type { LimitedWatch, ListAnswer } from './kubeClient.js';
 
 /** What an informer stores per object: identity, version and the compact value (undefined if it did not convert). */
 export interface Cached<T> {
@@ -28,11 +26,7 @@ export interface Cached<T> {
   readonly value: T | undefined;
 }
 
-export interface RawList {
-  readonly items?: readonly unknown[];
-  /** `continue` in JSON; client-node's typed V1ListMeta names it `_continue`. */
-  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string; readonly _continue?: string };
-}
+export type RawList = ListAnswer;
 
 /** One page of a list request. */
 export interface ListPage {
@@ -95,15 +89,25 @@ export function pageParams(page: ListPage | undefined): { limit?: number; _conti
   return { limit: page.limit, ...(page.continue !== undefined ? { _continue: page.continue } : {}) };
 }
 
+/** Namespace/name: the identity of an object within one resource. */
+const keyOf = (m: Cached<never>['metadata']): string =>
+  m.namespace === undefined ? m.name : `${m.namespace}/${m.name}`;
+
+/** An error that means "list again": 410 Gone as an HTTP status or in an ERROR event. */
+const isGone = (err: unknown): boolean => statusCode(err) === 410;
+
 export class SupervisedInformer<T> {
-  private listWatch: ListWatch<Cached<T>> | undefined;
+  /** Identity → resourceVersion of what the handlers were given: the diff base of a relist, and the duplicate filter. */
+  private readonly known = new Map<string, string | undefined>();
+  private resourceVersion = '';
   private watch: LimitedWatch | undefined;
+  private request: AbortController | undefined;
+  private running = false;
   private readonly backoff: Backoff;
   private readonly stopping = new AbortController();
   private stopped = false;
   private isSynced = false;
   private restartPending = false;
-  private listedSinceWatch = false;
   private restartCount = 0;
   private readonly syncWaiters: Array<() => void> = [];
   private readonly log: Logger;
@@ -138,14 +142,8 @@ export class SupervisedInformer<T> {
   }
 
   start(): void {
-    if (this.listWatch !== undefined) return;
+    if (this.watch !== undefined) return;
     this.watch = this.deps.newWatch();
-    const lw = new ListWatch<Cached<T>>(this.spec.path, this.convertingWatch(this.watch), () => this.list(), false);
-    lw.on(ADD, (entry) => this.handlers.upsert(entry));
-    lw.on(UPDATE, (entry) => this.handlers.upsert(entry));
-    lw.on(DELETE, (entry) => this.handlers.remove(entry));
-    lw.on(ERROR, (err) => this.onError(err));
-    this.listWatch = lw;
     this.run();
   }
 
@@ -154,15 +152,97 @@ export class SupervisedInformer<T> {
     this.stopped = true;
     this.stopping.abort();
     this.watch?.close();
-    void this.listWatch?.stop();
+    this.request?.abort();
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
 
   private run(): void {
-    this.listWatch?.start().catch((err: unknown) => this.onError(err));
+    if (this.running || this.stopped) return;
+    this.running = true;
+    this.cycle().catch((err: unknown) => {
+      this.running = false;
+      this.onError(err);
+    });
   }
 
-  private async list(): Promise<{ items: Cached<T>[]; metadata: { resourceVersion?: string } }> {
+  /** Lists when there is no version to resume from, then watches; returns when the watch has been opened. */
+  private async cycle(): Promise<void> {
+    if (this.resourceVersion === '') {
+      const listed = await this.list();
+      if (this.stopped) return;
+      this.replace(listed.items);
+      this.resourceVersion = listed.resourceVersion ?? '';
+      this.markSynced();
+    }
+    this.request = await this.watch!.watch(
+      this.spec.path,
+      { resourceVersion: this.resourceVersion },
+      (phase, obj) => this.onEvent(phase, obj),
+      (err) => this.onWatchEnd(err),
+    );
+  }
+
+  private onEvent(phase: string, obj: unknown): void {
+    this.backoff.reset();
+    const rv = metadataOf(obj).resourceVersion;
+    switch (phase) {
+      case 'ADDED':
+      case 'MODIFIED':
+        this.upsert(this.toCached(obj));
+        break;
+      case 'DELETED': {
+        const entry = this.toCached(obj);
+        if (this.known.delete(keyOf(entry.metadata))) this.handlers.remove(entry);
+        break;
+      }
+      case 'BOOKMARK':
+        break;
+      case 'ERROR':
+        // The watch ends next; a 410 means the version is too old to resume from.
+        if ((obj as { code?: unknown } | null)?.code === 410) this.resourceVersion = '';
+        return;
+      default:
+        return;
+    }
+    if (rv !== undefined && rv !== '') this.resourceVersion = rv;
+  }
+
+  private onWatchEnd(err: unknown): void {
+    this.request = undefined;
+    this.running = false;
+    if (this.stopped) return;
+    if (err !== null && err !== undefined && !isGone(err)) {
+      this.onError(err);
+      return;
+    }
+    if (isGone(err)) this.resourceVersion = '';
+    this.run();
+  }
+
+  private upsert(entry: Cached<T>): void {
+    const key = keyOf(entry.metadata);
+    const rv = entry.metadata.resourceVersion;
+    // The same version again (a relist of an unchanged object) changes nothing.
+    if (this.known.has(key) && rv !== undefined && this.known.get(key) === rv) return;
+    this.known.set(key, rv);
+    this.handlers.upsert(entry);
+  }
+
+  /** Applies a full list: every listed object upserted, every known one the list lacks removed. */
+  private replace(items: readonly Cached<T>[]): void {
+    const listed = new Set<string>();
+    for (const entry of items) listed.add(keyOf(entry.metadata));
+    for (const key of [...this.known.keys()]) {
+      if (listed.has(key)) continue;
+      this.known.delete(key);
+      const slash = key.indexOf('/');
+      const metadata = slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+      this.handlers.remove({ metadata, value: undefined });
+    }
+    for (const entry of items) this.upsert(entry);
+  }
+
+  private async list(): Promise<{ items: Cached<T>[]; resourceVersion: string | undefined }> {
     const items: Cached<T>[] = [];
     let token: string | undefined;
     let rv: string | undefined;
@@ -186,10 +266,9 @@ export class SupervisedInformer<T> {
       if (next === undefined || next === '') break;
       token = next;
     }
-    this.listedSinceWatch = true;
     this.backoff.reset();
     this.log.debug({ objects: items.length, pages, resourceVersion: rv }, 'listed');
-    return { items, metadata: rv === undefined ? {} : { resourceVersion: rv } };
+    return { items, resourceVersion: rv };
   }
 
   private toCached(raw: unknown): Cached<T> {
@@ -198,26 +277,9 @@ export class SupervisedInformer<T> {
       return { metadata, value: this.spec.convert(raw) };
     } catch (err) {
       const detail = err instanceof FieldError ? `${err.field}: ${err.problem}` : String(err);
-      this.log.warn(
-        { object: metadata.namespace === undefined ? metadata.name : `${metadata.namespace}/${metadata.name}` },
-        `object ignored, it does not convert: ${detail}`,
-      );
+      this.log.warn({ object: keyOf(metadata) }, `object ignored, it does not convert: ${detail}`);
       return { metadata, value: undefined };
     }
-  }
-
-  /** The Watch given to ListWatch: converts objects of ADDED/MODIFIED/DELETED events; marks the sync. */
-  private convertingWatch(inner: LimitedWatch): Watch {
-    return new ConvertingWatch(inner, {
-      // ListWatch opens the watch right after applying a list: the cache now holds a full state.
-      opening: () => {
-        if (!this.listedSinceWatch) return;
-        this.listedSinceWatch = false;
-        this.markSynced();
-      },
-      received: () => this.backoff.reset(),
-      convert: (raw) => this.toCached(raw),
-    });
   }
 
   private markSynced(): void {
@@ -231,10 +293,8 @@ export class SupervisedInformer<T> {
     if (this.stopped || this.restartPending) return;
     this.restartPending = true;
     const delay = this.backoff.next();
-    const status =
-      (err as { statusCode?: unknown; code?: unknown } | null)?.statusCode ?? (err as { code?: unknown })?.code;
     this.log.warn(
-      { err: err instanceof Error ? err.message : String(err), status, retryInMs: Math.round(delay) },
+      { err: err instanceof Error ? err.message : String(err), status: statusCode(err), retryInMs: Math.round(delay) },
       'watch or list failed; restarting the informer',
     );
     void this.deps.clock.sleep(delay, this.stopping.signal).then(() => {
@@ -243,40 +303,5 @@ export class SupervisedInformer<T> {
       this.restartCount++;
       this.run();
     });
-  }
-}
-
-interface ConvertingHooks {
-  opening(): void;
-  received(): void;
-  convert(raw: unknown): unknown;
-}
-
-/** A Watch that hands ListWatch converted records instead of the raw objects of the stream. */
-class ConvertingWatch extends Watch {
-  constructor(
-    private readonly inner: LimitedWatch,
-    private readonly hooks: ConvertingHooks,
-  ) {
-    super(inner.config);
-  }
-
-  override watch(
-    path: string,
-    queryParams: Record<string, string | number | boolean | undefined>,
-    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
-    done: (err: unknown) => void,
-  ): Promise<AbortController> {
-    this.hooks.opening();
-    return this.inner.watch(
-      path,
-      queryParams,
-      (phase, obj, raw) => {
-        this.hooks.received();
-        const converted = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED';
-        callback(phase, converted ? this.hooks.convert(obj) : obj, raw);
-      },
-      done,
-    );
   }
 }

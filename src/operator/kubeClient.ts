@@ -1,13 +1,14 @@
-// The only module that builds Kubernetes clients. Every request the operator sends goes through one shared token
-// bucket (rateLimiter.ts), except leader election's, which gets a set of clients of its own (operator.ts): the typed API clients get it as their HTTP library (a wrapper around client-node's
-// fetch library, the documented `httpApi` extension point of `createConfiguration`), and watches, which client-node
-// opens with its own fetch call, get it through a Watch wrapper with the same `watch()` signature.
+// The only module that talks to the API server. Every request the operator sends goes through one shared token
+// bucket (rateLimiter.ts), except leader election's, which gets a set of clients of its own (operator.ts).
 //
-// Connections: client-node 1.x builds a new http(s).Agent for every request (KubeConfig.applySecurityAuthentication),
-// so nothing is reused: each call is a new TCP connection (and TLS handshake), and a burst of evictions opens
-// thousands of sockets at once. The library swaps that agent for a shared keep-alive agent built from the same
-// options (CA, client certificate, servername...; keyed by a hash of them, so rotated credentials get a new pool),
-// with at most `maxSockets` connections, which also bounds the requests in flight.
+// Requests are Node's own http(s) with plain JSON, not client-node's typed clients: importing client-node evaluates
+// every generated model and API class (about 50 MiB resident for code never called), and its clients deserialize each
+// answer a second time into model objects. The surface the operator uses is small (lists, watches, evictions, Events,
+// status patches, the Lease) and named here as client-node names it. Credentials come from live/credentials.ts.
+//
+// Connections: one shared keep-alive agent per set of TLS options (CA, client certificate, servername...; keyed by a
+// hash of them, so rotated credentials get a new pool), with at most `maxSockets` connections, which also bounds the
+// requests in flight. Watches, which hold their connection, get agents of their own.
 //
 // Fencing: an eviction is checked against `fence` (the leader elector's renew deadline) *after* it got its token and
 // immediately before it is written to the socket, and again before each throttled retry. Checking when the request
@@ -19,60 +20,15 @@
 // fairness, max-in-flight) pauses the whole limiter until the instant the server named and the request is sent
 // again (bounded). An eviction refused by a budget (429 with a DisruptionBudget cause, which may also carry
 // Retry-After while the budget's status is stale) is handed to the executor untouched: it is an answer, not a throttle.
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  IsomorphicFetchHttpLibrary,
-  KubeConfig,
-  Observable,
-  PolicyV1Api,
-  ResponseContext,
-  SchedulingV1Api,
-  StorageV1Api,
-  ServerConfiguration,
-  Watch,
-  createConfiguration,
-} from '@kubernetes/client-node';
-import type { HttpLibrary, RequestContext } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { createInterface } from 'node:readline';
+import type { Credentials } from '../live/credentials.js';
+import { requestText, type TextAnswer } from '../live/httpRequest.js';
 import type { Clock } from './clock.js';
-import { retryAfterMs, statusOf } from './evictionErrors.js';
+import { hasDisruptionBudgetCause, retryAfterMs, statusOf } from './evictionErrors.js';
 import type { RateLimiter } from './rateLimiter.js';
-
-export interface KubeConfigSource {
-  /** A kubeconfig file; when absent, in-cluster credentials if `inCluster`, else the default kubeconfig lookup. */
-  readonly kubeconfig?: string;
-  /** True when running in a pod (KUBERNETES_SERVICE_HOST is set); read by the entry point, not here. */
-  readonly inCluster: boolean;
-}
-
-export class KubeConfigError extends Error {
-  readonly code = 'E_KUBECONFIG' as const;
-  constructor(message: string) {
-    super(message);
-    this.name = 'KubeConfigError';
-  }
-}
-
-/** In cluster: the service account; outside: --kubeconfig, else $KUBECONFIG / ~/.kube/config (client-node's lookup). */
-export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
-  const kc = new KubeConfig();
-  try {
-    if (source.kubeconfig !== undefined && source.kubeconfig !== '') kc.loadFromFile(source.kubeconfig);
-    else if (source.inCluster) kc.loadFromCluster();
-    else kc.loadFromDefault();
-  } catch (err) {
-    const where = source.kubeconfig ?? (source.inCluster ? 'in-cluster service account' : 'default kubeconfig');
-    throw new KubeConfigError(`cannot load Kubernetes credentials from ${where}: ${(err as Error).message}`);
-  }
-  if (kc.getCurrentCluster() === null) {
-    throw new KubeConfigError('the kubeconfig has no current cluster (set current-context, or pass --kubeconfig)');
-  }
-  return kc;
-}
 
 /** Called when the server throttled a request and the limiter paused (for logs and tests). */
 export type ThrottleListener = (info: { url: string; retryAfterMs: number }) => void;
@@ -109,25 +65,25 @@ const EVICTION_PATH = /\/pods\/[^/]+\/eviction$/;
 
 const AGENT_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
 
-/** Shared keep-alive agents, one per distinct set of TLS options. */
+/** Shared keep-alive agents, one per distinct set of TLS options (rotated credentials get a new pool). */
 class AgentPool {
   private readonly agents = new Map<string, http.Agent>();
 
-  constructor(private readonly maxSockets: number) {}
+  constructor(
+    private readonly maxSockets: number,
+    private readonly keepAlive: boolean,
+  ) {}
 
-  /** The pooled equivalent of client-node's per-request agent (proxy agents are left alone). */
-  forRequest(agent: unknown): http.Agent | undefined {
-    const isHttps = agent instanceof https.Agent && agent.constructor === https.Agent;
-    const isHttp = agent instanceof http.Agent && agent.constructor === http.Agent;
-    if (!isHttps && !isHttp) return undefined;
-    const options = (agent as http.Agent & { options: Record<string, unknown> }).options;
-    const hash = createHash('sha256').update(isHttps ? 'https' : 'http');
-    for (const key of AGENT_KEYS) hash.update(`\u0000${key}=${String(options[key])}`);
+  forRequest(options: https.RequestOptions, secure: boolean): http.Agent {
+    const hash = createHash('sha256').update(secure ? 'https' : 'http');
+    const o = options as Record<string, unknown>;
+    for (const key of AGENT_KEYS) hash.update(`\u0000${key}=${String(o[key])}`);
     const id = hash.digest('hex');
     let pooled = this.agents.get(id);
     if (pooled === undefined) {
-      const settings = { ...options, keepAlive: true, maxSockets: this.maxSockets, timeout: 30_000 };
-      pooled = isHttps ? new https.Agent(settings) : new http.Agent(settings);
+      const settings: https.AgentOptions = { keepAlive: this.keepAlive, maxSockets: this.maxSockets };
+      for (const key of AGENT_KEYS) if (o[key] !== undefined) (settings as Record<string, unknown>)[key] = o[key];
+      pooled = secure ? new https.Agent(settings) : new http.Agent(settings);
       this.agents.set(id, pooled);
     }
     return pooled;
@@ -139,35 +95,53 @@ class AgentPool {
   }
 }
 
-function hasDisruptionBudgetCause(body: string): boolean {
-  const causes = statusOf(body)?.details?.causes;
-  return (
-    Array.isArray(causes) &&
-    causes.some((c) => {
-      const cause = c as { reason?: unknown; type?: unknown } | null;
-      return cause !== null && (cause.reason === 'DisruptionBudget' || cause.type === 'DisruptionBudget');
-    })
-  );
+/** A non-2xx answer, shaped as client-node's ApiException (`code`, `body` text, `headers`), which callers read. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+    readonly headers: http.IncomingHttpHeaders,
+    what: string,
+  ) {
+    const message = statusOf(body)?.message;
+    super(`${what}: HTTP ${code}${typeof message === 'string' && message !== '' ? `: ${message}` : ''}`);
+    this.name = 'ApiError';
+  }
 }
 
-/** A response whose body was read once already, served again from memory. */
-function replay(response: ResponseContext, text: string): ResponseContext {
-  return new ResponseContext(response.httpStatusCode, response.headers, {
-    text: () => Promise.resolve(text),
-    binary: () => Promise.resolve(Buffer.from(text)),
-  });
+export interface KubeRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, e.g. `/api/v1/pods?limit=500`. */
+  readonly path: string;
+  readonly body?: unknown;
+  /** Of the body (default application/json; a JSON patch names its own). */
+  readonly contentType?: string;
 }
+
+export type KubeAnswer = TextAnswer;
 
 /** Event writes (core/v1 events, a collection or one Event): sent at low priority, after any other waiting request. */
 const EVENTS_PATH = /\/events(\/[^/]+)?$/;
+/** An answer that takes longer than this is abandoned (a hung connection must not hold an eviction slot for ever). */
+const REQUEST_TIMEOUT_MS = 60_000;
 
-/** client-node's fetch library behind the shared limiter, with Retry-After honoured. */
-export class RateLimitedHttpLibrary implements HttpLibrary {
-  private readonly inner = new IsomorphicFetchHttpLibrary();
+/**
+ * Requests to the API server over Node's own http(s), behind the shared limiter, with Retry-After honoured and
+ * evictions fenced. Bodies are read as text and parsed once, into plain objects: nothing is deserialized into model
+ * classes, so a list page costs one JSON.parse and its objects are garbage once converted.
+ */
+export class KubeTransport {
   private readonly pool: AgentPool;
+  private readonly server: string;
 
-  constructor(private readonly opts: LimitedHttpOptions) {
-    this.pool = new AgentPool(opts.maxSockets ?? 32);
+  constructor(
+    private readonly credentials: Credentials,
+    private readonly opts: LimitedHttpOptions,
+  ) {
+    const cluster = credentials.getCurrentCluster();
+    if (cluster === null) throw new Error('the kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.pool = new AgentPool(opts.maxSockets ?? 32, true);
   }
 
   /** Closes the pooled connections. */
@@ -175,30 +149,70 @@ export class RateLimitedHttpLibrary implements HttpLibrary {
     this.pool.destroy();
   }
 
-  send(request: RequestContext): Observable<ResponseContext> {
-    return new Observable(this.sendLimited(request));
-  }
-
-  private async sendLimited(request: RequestContext): Promise<ResponseContext> {
-    if (this.opts.userAgent !== undefined) request.setHeaderParam('User-Agent', this.opts.userAgent);
-    const pooled = this.pool.forRequest(request.getAgent());
-    if (pooled !== undefined) request.setAgent(pooled);
+  /** The answer, whatever its status; throws only when there was none (network) or the eviction was fenced. */
+  async request(req: KubeRequest): Promise<KubeAnswer> {
+    const pathname = req.path.split('?')[0]!;
+    const priority = EVENTS_PATH.test(pathname) ? 'low' : 'normal';
+    const fenced = this.opts.fence !== undefined && EVICTION_PATH.test(pathname);
     const maxRetries = this.opts.maxThrottleRetries ?? 5;
-    const path = new URL(request.getUrl()).pathname;
-    const priority = EVENTS_PATH.test(path) ? 'low' : 'normal';
-    const fenced = this.opts.fence !== undefined && EVICTION_PATH.test(path);
     for (let attempt = 0; ; attempt++) {
       await this.opts.limiter.acquire(fenced ? this.opts.fenceSignal?.() : undefined, priority);
-      if (fenced && this.opts.fence?.() === false) throw new FencedError(request.getUrl());
-      const response = await this.inner.send(request).toPromise();
-      if (response.httpStatusCode !== 429) return response;
-      const text = await response.body.text();
-      const replayed = replay(response, text);
-      const wait = retryAfterMs(response.headers, statusOf(text), this.opts.clock.wall());
-      if (wait === undefined || attempt >= maxRetries || hasDisruptionBudgetCause(text)) return replayed;
+      if (fenced && this.opts.fence?.() === false) throw new FencedError(`${this.server}${req.path}`);
+      const answer = await this.send(req);
+      if (answer.status !== 429) return answer;
+      const status = statusOf(answer.text);
+      const wait = retryAfterMs(answer.headers, status, this.opts.clock.wall());
+      if (wait === undefined || attempt >= maxRetries || hasDisruptionBudgetCause(status)) return answer;
       this.opts.limiter.pauseUntil(this.opts.clock.now() + wait);
-      this.opts.onThrottle?.({ url: request.getUrl(), retryAfterMs: wait });
+      this.opts.onThrottle?.({ url: `${this.server}${req.path}`, retryAfterMs: wait });
     }
+  }
+
+  /** The parsed body of a 2xx answer; ApiError otherwise. */
+  async json(req: KubeRequest): Promise<unknown> {
+    const answer = await this.request(req);
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new ApiError(answer.status, answer.text, answer.headers, `${req.method} ${req.path.split('?')[0]}`);
+    }
+    return answer.text === '' ? undefined : (JSON.parse(answer.text) as unknown);
+  }
+
+  /** Request options for `path`, authenticated, on a pooled agent. */
+  async options(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    pool: AgentPool = this.pool,
+  ): Promise<{ url: URL; options: https.RequestOptions }> {
+    const url = new URL(`${this.server}${path}`);
+    const options: https.RequestOptions = {
+      method,
+      headers: {
+        Accept: 'application/json',
+        ...(this.opts.userAgent !== undefined ? { 'User-Agent': this.opts.userAgent } : {}),
+        ...headers,
+      },
+    };
+    await this.credentials.applyToHTTPSOptions(options);
+    // client-node's KubeConfig sets a new agent on every request: a plain one is swapped for the pooled agent of the
+    // same TLS options, a proxy agent is kept.
+    const given = options.agent;
+    const plain =
+      given === undefined ||
+      given === null ||
+      (given instanceof http.Agent && (given.constructor === http.Agent || given.constructor === https.Agent));
+    if (plain) options.agent = pool.forRequest(options, url.protocol === 'https:');
+    return { url, options };
+  }
+
+  private async send(req: KubeRequest): Promise<KubeAnswer> {
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const { url, options } = await this.options(
+      req.method,
+      req.path,
+      body === undefined ? {} : { 'Content-Type': req.contentType ?? 'application/json' },
+    );
+    return requestText(url, options, body, REQUEST_TIMEOUT_MS);
   }
 }
 
@@ -208,59 +222,95 @@ export interface LimitedWatchOptions {
   readonly timeoutSeconds?: number;
 }
 
+/** An error answer to a watch request; `statusCode` 410 tells the informer to list again. */
+export class WatchStatusError extends Error {
+  constructor(
+    readonly statusCode: number,
+    path: string,
+  ) {
+    super(`watch ${path}: HTTP ${statusCode}`);
+    this.name = 'WatchStatusError';
+  }
+}
+
+/** Called with each event of a watch stream: its type and its object, parsed from one line. */
+export type WatchCallback = (phase: string, object: unknown) => void;
+
 /**
- * client-node's Watch behind the shared limiter. Bookmarks are requested (so a resumed watch rarely needs a relist),
- * and the server is asked to close each watch after `timeoutSeconds`, so a silently dead connection is replaced.
- * `close()` aborts the open watch and any that was about to start: a stopped informer leaves no stream behind.
- * The returned promise never rejects; failures are reported through `done`, as ListWatch expects.
+ * Watches behind the shared limiter, each a streamed GET read line by line (one JSON event a line). Bookmarks are
+ * requested (so a resumed watch rarely needs a relist), and the server is asked to close each watch after
+ * `timeoutSeconds`, so a silently dead connection is replaced. `close()` aborts the open watch and any that was about
+ * to start: a stopped informer leaves no stream behind. The returned promise never rejects; the end of the stream or
+ * a failure is reported once through `done` (null for a clean end).
  */
-export class LimitedWatch extends Watch {
+export class LimitedWatch {
   private current: AbortController | undefined;
   private closed = false;
   private readonly closing = new AbortController();
 
   constructor(
-    kc: KubeConfig,
+    private readonly transport: KubeTransport,
+    private readonly pool: AgentPool,
     private readonly opts: LimitedWatchOptions,
-  ) {
-    super(kc);
-  }
+  ) {}
 
-  override async watch(
+  async watch(
     path: string,
     queryParams: Record<string, string | number | boolean | undefined>,
-    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    callback: WatchCallback,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    const idle = new AbortController();
-    await this.opts.limiter.acquire(this.closing.signal);
-    if (this.closed) {
-      idle.abort();
-      return idle;
-    }
-    const params: Record<string, string | number | boolean | undefined> = { allowWatchBookmarks: true };
-    for (const [key, value] of Object.entries(queryParams)) params[key] = value;
-    if (this.opts.timeoutSeconds !== undefined) params['timeoutSeconds'] = this.opts.timeoutSeconds;
-    try {
-      const controller = await super.watch(
-        path,
-        params,
-        (phase, obj, raw) => {
-          if (!this.closed) callback(phase, obj, raw);
-        },
-        (err) => {
-          if (!this.closed) done(err);
-        },
-      );
-      this.current = controller;
-      if (this.closed) controller.abort();
-      return controller;
-    } catch (err) {
-      // Watch.watch throws only before connecting (no current cluster, credentials that cannot be loaded).
+    const controller = new AbortController();
+    let finished = false;
+    const finish = (err: unknown): void => {
+      if (finished) return;
+      finished = true;
+      controller.abort();
       if (!this.closed) done(err);
-      idle.abort();
-      return idle;
+    };
+    await this.opts.limiter.acquire(this.closing.signal).catch(() => undefined);
+    if (this.closed) {
+      controller.abort();
+      return controller;
     }
+    this.current = controller;
+    const query = new URLSearchParams({ watch: 'true', allowWatchBookmarks: 'true' });
+    for (const [key, value] of Object.entries(queryParams)) if (value !== undefined) query.set(key, String(value));
+    if (this.opts.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(this.opts.timeoutSeconds));
+    try {
+      const { url, options } = await this.transport.options('GET', `${path}?${query.toString()}`, {}, this.pool);
+      options.signal = controller.signal;
+      const client = url.protocol === 'https:' ? https : http;
+      const request = client.request(url, options, (res) => {
+        res.on('error', finish);
+        if (res.statusCode !== 200) {
+          res.resume();
+          finish(new WatchStatusError(res.statusCode ?? 0, path));
+          return;
+        }
+        res.socket.setKeepAlive(true, 30_000);
+        const lines = createInterface({ input: res, crlfDelay: Infinity });
+        lines.on('line', (line) => {
+          if (finished || line === '') return;
+          let event: { type?: unknown; object?: unknown };
+          try {
+            event = JSON.parse(line) as { type?: unknown; object?: unknown };
+          } catch {
+            return; // a torn line of a dropped connection: the watch ends next and resumes
+          }
+          if (typeof event.type === 'string') callback(event.type, event.object);
+        });
+        lines.on('close', () => finish(null));
+        // readline passes the stream's errors on (a dropped connection): without a listener they would be thrown.
+        lines.on('error', finish);
+      });
+      request.on('error', (err) => finish(controller.signal.aborted && !finished ? null : err));
+      request.end();
+    } catch (err) {
+      // Credentials that cannot be applied (an exec plugin failing): reported like any failed watch.
+      finish(err);
+    }
+    return controller;
   }
 
   close(): void {
@@ -270,15 +320,110 @@ export class LimitedWatch extends Watch {
   }
 }
 
-/** The typed clients the operator uses, all sharing one limiter. */
-export interface KubeClients {
-  readonly core: CoreV1Api;
-  readonly policy: PolicyV1Api;
-  readonly scheduling: SchedulingV1Api;
-  readonly storage: StorageV1Api;
-  readonly custom: CustomObjectsApi;
-  readonly coordination: CoordinationV1Api;
-  /** A fresh rate-limited Watch (one per informer, so each can be closed on its own). */
+type Params = Record<string, string | number | boolean | undefined>;
+
+/** A list answer, as far as the informers read it. */
+export interface ListAnswer {
+  readonly items?: readonly unknown[];
+  /** `continue` in JSON; client-node's typed V1ListMeta names it `_continue`. */
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string; readonly _continue?: string };
+}
+
+/** `?a=1&b=2` from the defined values (client-node's `_continue` is the API's `continue`). */
+function query(params: Params): string {
+  const q = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined) q.set(key === '_continue' ? 'continue' : key, String(value));
+  }
+  const text = q.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * The requests the operator makes, named and shaped as client-node's typed clients name them (so readers and test
+ * fakes know them), answering plain JSON. The whole surface is here: nothing else talks to the API server.
+ */
+export function kubeApi(t: KubeTransport) {
+  const get = (path: string, params: Params = {}): Promise<unknown> =>
+    t.json({ method: 'GET', path: path + query(params) });
+  const list = (path: string, params: Params): Promise<ListAnswer> => get(path, params) as Promise<ListAnswer>;
+  return {
+    core: {
+      listNode: (p: Params = {}) => list('/api/v1/nodes', p),
+      listNamespace: (p: Params = {}) => list('/api/v1/namespaces', p),
+      listPodForAllNamespaces: (p: Params = {}) => list('/api/v1/pods', p),
+      listPersistentVolume: (p: Params = {}) => list('/api/v1/persistentvolumes', p),
+      listPersistentVolumeClaimForAllNamespaces: (p: Params = {}) => list('/api/v1/persistentvolumeclaims', p),
+      createNamespacedPodEviction: (p: { name: string; namespace: string; dryRun?: string; body: unknown }) =>
+        t.json({
+          method: 'POST',
+          path: `/api/v1/namespaces/${enc(p.namespace)}/pods/${enc(p.name)}/eviction${query({ dryRun: p.dryRun })}`,
+          body: p.body,
+        }),
+      createNamespacedEvent: (p: { namespace: string; body: unknown }) =>
+        t.json({ method: 'POST', path: `/api/v1/namespaces/${enc(p.namespace)}/events`, body: p.body }),
+      patchNamespacedEvent: (p: { namespace: string; name: string; body: unknown }) =>
+        t.json({
+          method: 'PATCH',
+          path: `/api/v1/namespaces/${enc(p.namespace)}/events/${enc(p.name)}`,
+          body: p.body,
+          contentType: 'application/json-patch+json',
+        }),
+    },
+    policy: {
+      listPodDisruptionBudgetForAllNamespaces: (p: Params = {}) => list('/apis/policy/v1/poddisruptionbudgets', p),
+    },
+    scheduling: {
+      listPriorityClass: (p: Params = {}) => list('/apis/scheduling.k8s.io/v1/priorityclasses', p),
+    },
+    storage: {
+      listStorageClass: (p: Params = {}) => list('/apis/storage.k8s.io/v1/storageclasses', p),
+    },
+    custom: {
+      listClusterCustomObject: (p: { group: string; version: string; plural: string } & Params) => {
+        const { group, version, plural, ...rest } = p;
+        return list(`/apis/${group}/${version}/${plural}`, rest);
+      },
+      patchClusterCustomObjectStatus: (p: {
+        group: string;
+        version: string;
+        plural: string;
+        name: string;
+        body: unknown;
+      }) =>
+        t.json({
+          method: 'PATCH',
+          path: `/apis/${p.group}/${p.version}/${p.plural}/${enc(p.name)}/status`,
+          body: p.body,
+          contentType: 'application/json-patch+json',
+        }),
+    },
+    coordination: {
+      readNamespacedLease: (p: { namespace: string; name: string }) =>
+        get(`/apis/coordination.k8s.io/v1/namespaces/${enc(p.namespace)}/leases/${enc(p.name)}`),
+      createNamespacedLease: (p: { namespace: string; body: unknown }) =>
+        t.json({
+          method: 'POST',
+          path: `/apis/coordination.k8s.io/v1/namespaces/${enc(p.namespace)}/leases`,
+          body: p.body,
+        }),
+      replaceNamespacedLease: (p: { namespace: string; name: string; body: unknown }) =>
+        t.json({
+          method: 'PUT',
+          path: `/apis/coordination.k8s.io/v1/namespaces/${enc(p.namespace)}/leases/${enc(p.name)}`,
+          body: p.body,
+        }),
+    },
+  };
+}
+
+export type KubeApi = ReturnType<typeof kubeApi>;
+
+/** The operator's clients, all sharing one limiter. */
+export interface KubeClients extends KubeApi {
+  /** A fresh rate-limited watch (one per informer, so each can be closed on its own). */
   newWatch(): LimitedWatch;
   /** Closes pooled connections (after everything stopped). */
   close(): void;
@@ -288,23 +433,17 @@ export interface KubeClientOptions extends LimitedHttpOptions {
   readonly watchTimeoutSeconds?: number;
 }
 
-export function createKubeClients(kc: KubeConfig, opts: KubeClientOptions): KubeClients {
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new KubeConfigError('the kubeconfig has no current cluster');
-  const httpApi = new RateLimitedHttpLibrary(opts);
-  const configuration = createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kc },
-    httpApi,
-  });
+export function createKubeClients(credentials: Credentials, opts: KubeClientOptions): KubeClients {
+  const transport = new KubeTransport(credentials, opts);
+  // Watches hold their connection for minutes: they get agents of their own, outside the request pool's limit.
+  const watchPool = new AgentPool(Infinity, false);
   return {
-    core: new CoreV1Api(configuration),
-    policy: new PolicyV1Api(configuration),
-    scheduling: new SchedulingV1Api(configuration),
-    storage: new StorageV1Api(configuration),
-    custom: new CustomObjectsApi(configuration),
-    coordination: new CoordinationV1Api(configuration),
-    newWatch: () => new LimitedWatch(kc, { limiter: opts.limiter, timeoutSeconds: opts.watchTimeoutSeconds }),
-    close: () => httpApi.close(),
+    ...kubeApi(transport),
+    newWatch: () =>
+      new LimitedWatch(transport, watchPool, { limiter: opts.limiter, timeoutSeconds: opts.watchTimeoutSeconds }),
+    close: () => {
+      transport.close();
+      watchPool.destroy();
+    },
   };
 }

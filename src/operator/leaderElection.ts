@@ -17,12 +17,37 @@
 // - release() (graceful shutdown) writes an empty holder, a 1-second duration and a fresh renewTime, so another
 //   replica takes over at its next retry instead of waiting for expiry.
 import type { Logger } from 'pino';
-import { V1MicroTime } from '@kubernetes/client-node';
-import type { CoordinationV1Api, V1Lease } from '@kubernetes/client-node';
 import type { Clock } from './clock.js';
 
+/** A coordination.k8s.io/v1 Lease, as far as the election reads and writes it. */
+export interface Lease {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string };
+  readonly spec?: {
+    readonly holderIdentity?: string;
+    readonly leaseDurationSeconds?: number;
+    /** metav1.MicroTime: RFC 3339 with microseconds (a Date from client-node's typed clients in tests). */
+    readonly acquireTime?: string | Date;
+    readonly renewTime?: string | Date;
+    readonly leaseTransitions?: number;
+  };
+}
+
+/** The three Lease calls (kubeClient.ts; named as client-node's CoordinationV1Api names them). */
+export interface LeaseApi {
+  readNamespacedLease(p: { namespace: string; name: string }): Promise<unknown>;
+  createNamespacedLease(p: { namespace: string; body: Lease }): Promise<unknown>;
+  replaceNamespacedLease(p: { namespace: string; name: string; body: Lease }): Promise<unknown>;
+}
+
+/** metav1.MicroTime's JSON form: RFC 3339 with six fractional digits. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 export interface LeaderElectionOptions {
-  readonly api: Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+  readonly api: LeaseApi;
   readonly namespace: string;
   readonly name: string;
   readonly identity: string;
@@ -122,12 +147,24 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
   const { namespace, name, identity, clock } = opts;
   const raw = opts.api;
   const api = {
-    readNamespacedLease: (p: { namespace: string; name: string }) =>
-      withTimeout(clock, raw.readNamespacedLease(p), requestTimeoutMs, 'Lease GET', stopping.signal),
-    createNamespacedLease: (p: { namespace: string; body: V1Lease }) =>
-      withTimeout(clock, raw.createNamespacedLease(p), requestTimeoutMs, 'Lease create', stopping.signal),
-    replaceNamespacedLease: (p: { namespace: string; name: string; body: V1Lease }) =>
-      withTimeout(clock, raw.replaceNamespacedLease(p), requestTimeoutMs, 'Lease update', stopping.signal),
+    readNamespacedLease: async (p: { namespace: string; name: string }) =>
+      (await withTimeout(clock, raw.readNamespacedLease(p), requestTimeoutMs, 'Lease GET', stopping.signal)) as Lease,
+    createNamespacedLease: async (p: { namespace: string; body: Lease }) =>
+      (await withTimeout(
+        clock,
+        raw.createNamespacedLease(p),
+        requestTimeoutMs,
+        'Lease create',
+        stopping.signal,
+      )) as Lease,
+    replaceNamespacedLease: async (p: { namespace: string; name: string; body: Lease }) =>
+      (await withTimeout(
+        clock,
+        raw.replaceNamespacedLease(p),
+        requestTimeoutMs,
+        'Lease update',
+        stopping.signal,
+      )) as Lease,
   };
   let activity: number | undefined;
   const log = opts.logger.child({ component: 'leader-election', lease: `${namespace}/${name}` });
@@ -135,7 +172,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
   let leading = false;
   let lastRenew = 0;
   let observed: Observed | undefined;
-  let current: V1Lease | undefined;
+  let current: Lease | undefined;
   let loop: Promise<void> | undefined;
 
   function isLeader(): boolean {
@@ -155,7 +192,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
     }
   }
 
-  function observe(lease: V1Lease): void {
+  function observe(lease: Lease): void {
     const holder = lease.spec?.holderIdentity ?? '';
     const renewTime = timeText(lease.spec?.renewTime);
     const resourceVersion = lease.metadata?.resourceVersion ?? '';
@@ -167,7 +204,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
     current = lease;
   }
 
-  function desired(lease: V1Lease | undefined, now: number): V1Lease {
+  function desired(lease: Lease | undefined, now: number): Lease {
     const previousHolder = lease?.spec?.holderIdentity ?? '';
     const transitions = lease?.spec?.leaseTransitions ?? 0;
     const takeover = previousHolder !== identity;
@@ -182,8 +219,8 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
       spec: {
         holderIdentity: identity,
         leaseDurationSeconds: Math.max(1, Math.ceil(leaseDurationMs / 1000)),
-        acquireTime: takeover || lease?.spec?.acquireTime === undefined ? new V1MicroTime(now) : lease.spec.acquireTime,
-        renewTime: new V1MicroTime(now),
+        acquireTime: takeover || lease?.spec?.acquireTime === undefined ? microTime(now) : lease.spec.acquireTime,
+        renewTime: microTime(now),
         leaseTransitions: takeover && lease !== undefined && previousHolder !== '' ? transitions + 1 : transitions,
       },
     };
@@ -192,7 +229,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
   /** One attempt; true when this replica holds the Lease afterwards. */
   async function tryAcquireOrRenew(): Promise<boolean> {
     const now = clock.wall();
-    let lease: V1Lease | undefined;
+    let lease: Lease | undefined;
     try {
       lease = await api.readNamespacedLease({ namespace, name });
     } catch (err) {
@@ -261,8 +298,8 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
               ...current.spec,
               holderIdentity: '',
               leaseDurationSeconds: 1,
-              renewTime: new V1MicroTime(now),
-              acquireTime: new V1MicroTime(now),
+              renewTime: microTime(now),
+              acquireTime: microTime(now),
             },
           },
         });

@@ -10,8 +10,8 @@
 //   one RateLimiter shared by every request (typed clients and watches), except the Lease's: leader election has its
 //   own client and limiter, and every eviction is fenced on the renew deadline at the moment it is sent
 import { setMaxListeners } from 'node:events';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { Credentials } from '../live/credentials.js';
 import type { Registry } from 'prom-client';
 import { createMetrics, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { NamespaceInfo, NodeInfo, PriorityClassInfo } from '../model/types.js';
@@ -21,9 +21,11 @@ import { systemClock, type Clock } from './clock.js';
 import { ClusterCache, type PdbEntry, type PodEntry, type PolicyEntry } from './clusterCache.js';
 import { PolicyController } from './cycle.js';
 import { createEventRecorder, type EventRecorder } from './events.js';
-import { createApiEvictor, DEFAULT_RETRY, PdbLedger, type Evictor, type RetryOptions } from './executor.js';
+import { DEFAULT_RETRY, type RetryOptions } from './evictionRetry.js';
+import { createApiEvictor, type Evictor } from './evictor.js';
+import { PdbLedger } from './pdbLedger.js';
 import { createHttpHandler, type RequestHandler } from './httpServer.js';
-import { pageParams, SupervisedInformer, type InformerSpec, type RawList } from './informers.js';
+import { pageParams, SupervisedInformer, type InformerSpec } from './informers.js';
 import { volumeInformers } from './volumeInformers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
 import { alwaysLeader, createLeaderElector, type LeaderElectionOptions, type LeaderElector } from './leaderElection.js';
@@ -43,7 +45,8 @@ export interface LeaderElectionTimings {
 }
 
 export interface OperatorDeps {
-  readonly kubeConfig: KubeConfig;
+  /** Where the API server is and how to authenticate (live/credentials.ts; client-node's KubeConfig fits too). */
+  readonly kubeConfig: Credentials;
   readonly logger: Logger;
   readonly registry: Registry;
   /** This replica's name (Lease holder, Event reportingInstance). */
@@ -113,13 +116,13 @@ function policyInformerSpec(clients: KubeClients, convert: (raw: unknown) => Pol
   return {
     resource: POLICY_PLURAL,
     path: `/apis/${POLICY_GROUP}/${POLICY_VERSION}/${POLICY_PLURAL}`,
-    list: async (page) =>
-      (await clients.custom.listClusterCustomObject({
+    list: (page) =>
+      clients.custom.listClusterCustomObject({
         group: POLICY_GROUP,
         version: POLICY_VERSION,
         plural: POLICY_PLURAL,
         ...pageParams(page),
-      })) as RawList,
+      }),
     convert,
   };
 }
@@ -180,6 +183,7 @@ export function createOperator(deps: OperatorDeps): Operator {
     logger,
     component: COMPONENT,
     instance: deps.identity,
+    onDropped: () => metrics.recordEventDropped(),
     ...(deps.eventAggregationWindowMs !== undefined ? { aggregationWindowMs: deps.eventAggregationWindowMs } : {}),
   });
 

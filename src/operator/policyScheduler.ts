@@ -113,11 +113,6 @@ export class PolicyScheduler {
     return this.scheduled.get(name)?.schedule;
   }
 
-  /** Whether a cycle of the policy is running. */
-  busy(name: string): boolean {
-    return this.running.has(name);
-  }
-
   /** A tick: run a cycle unless one is running (then count the overlap) or this replica does not lead. */
   tick(name: string): Promise<void> {
     if (this.stopped || !this.deps.isLeader()) return Promise.resolve();

@@ -12,8 +12,15 @@ import { hostname } from 'node:os';
 import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
-import { findCredentials, NO_CREDENTIALS, processEnvironment, runsInCluster } from '../live/kubeconfig.js';
-import { KubeConfigError, loadKubeConfig } from './kubeClient.js';
+import { InputError } from '../errors.js';
+import type { Credentials } from '../live/credentials.js';
+import {
+  describeSource,
+  findCredentials,
+  loadCredentials,
+  NO_CREDENTIALS,
+  processEnvironment,
+} from '../live/kubeconfig.js';
 import { runOnce } from './once.js';
 import { createOperator } from './operator.js';
 
@@ -58,6 +65,8 @@ export interface RunIo {
 const processStderr: RunIo = { stderr: (s) => void process.stderr.write(s) };
 
 export async function runOperator(opts: RunOperatorOptions, io: RunIo = processStderr): Promise<number> {
+  // Read before the first await: the environment is the process's at the call.
+  const identity = leaderIdentity(process.env);
   const level = opts.logLevel ?? 'info';
   const badInput = (message: string): number => {
     // One line: YAML parsers quote the offending text over several.
@@ -80,17 +89,17 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     if (err instanceof ListenAddressError) return badInput(err.message);
     throw err;
   }
-  const inCluster = runsInCluster(process.env);
-  // client-node would otherwise fall back to http://localhost:8080 and retry it for ever.
-  if (findCredentials(opts.kubeconfig, processEnvironment(), true) === undefined) return badInput(NO_CREDENTIALS);
-  let kubeConfig;
+  // Without any, a client would fall back to http://localhost:8080 and retry it for ever.
+  const source = findCredentials(opts.kubeconfig, processEnvironment(), true);
+  if (source === undefined) return badInput(NO_CREDENTIALS);
+  let kubeConfig: Credentials;
   try {
-    kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig, inCluster });
+    kubeConfig = await loadCredentials(source, undefined);
   } catch (err) {
-    if (!(err instanceof KubeConfigError)) throw err;
-    return badInput(err.message);
+    if (!(err instanceof InputError)) throw err;
+    const detail = err.field !== undefined ? `${err.field}: ${err.problem}` : err.problem;
+    return badInput(`cannot load Kubernetes credentials from ${describeSource(source)}: ${detail}`);
   }
-  const identity = leaderIdentity(process.env);
   logger.info(
     {
       server: kubeConfig.getCurrentCluster()?.server,

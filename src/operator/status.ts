@@ -17,7 +17,7 @@
 //   Ready      True when the policy is valid, not suspended and not degraded: it runs on its schedule.
 //   OutsideWindow  (only for a policy with spec.windows) True outside every maintenance window, with the next
 //              window's start; reason WindowClosed when a window ended during a cycle (maintenanceWindows.ts).
-import type { CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeApi } from './kubeClient.js';
 import type { LastPlanStatus, PolicyCondition } from './clusterCache.js';
 
 export const POLICY_GROUP = 'rebalancer.dev';
@@ -199,7 +199,7 @@ export class StatusConflictError extends Error {
  * still at `resourceVersion`. Resolves to the new resourceVersion; rejects with StatusConflictError on 409.
  */
 export async function writePolicyStatus(
-  api: Pick<CustomObjectsApi, 'patchClusterCustomObjectStatus'>,
+  api: Pick<KubeApi['custom'], 'patchClusterCustomObjectStatus'>,
   name: string,
   status: PolicyStatus,
   resourceVersion: string,
@@ -228,7 +228,7 @@ export async function writePolicyStatus(
  * to the name, because the shipped ClusterRole grants list and watch on policies, not get.
  */
 export async function readPolicy(
-  api: Pick<CustomObjectsApi, 'listClusterCustomObject'>,
+  api: Pick<KubeApi['custom'], 'listClusterCustomObject'>,
   name: string,
 ): Promise<unknown> {
   const list: unknown = await api.listClusterCustomObject({

@@ -8,6 +8,12 @@ export function workloadKey(pod: PodInfo): string {
   return `${pod.namespace}/${pod.workload.kind}/${pod.workload.name}`;
 }
 
+/** The Eviction API refuses a pod that more than one budget selects: why, or undefined for one budget or none. */
+export function multipleBudgetsRefusal(pdbs: readonly PdbInfo[]): string | undefined {
+  if (pdbs.length <= 1) return undefined;
+  return `pod is selected by ${pdbs.length} PodDisruptionBudgets (${pdbs.map(pdbKey).join(', ')}); the Eviction API refuses such pods`;
+}
+
 export class DisruptionBudgets {
   private readonly remaining: Map<string, number>;
   private readonly byNamespace = new Map<string, PdbInfo[]>();
@@ -35,9 +41,8 @@ export class DisruptionBudgets {
    */
   refusal(pod: PodInfo, pacing = false): string | undefined {
     const pdbs = this.pdbsOf(pod);
-    if (pdbs.length > 1) {
-      return `pod is selected by ${pdbs.length} PodDisruptionBudgets (${pdbs.map(pdbKey).join(', ')}); the Eviction API refuses such pods`;
-    }
+    const several = multipleBudgetsRefusal(pdbs);
+    if (several !== undefined) return several;
     const pdb = pdbs[0];
     if (pdb === undefined) return undefined;
     const key = pdbKey(pdb);
@@ -65,10 +70,6 @@ export class DisruptionBudgets {
     if (pdb === undefined) return;
     const key = pdbKey(pdb);
     this.remaining.set(key, (this.remaining.get(key) ?? 0) + 1);
-  }
-
-  remainingFor(key: string): number | undefined {
-    return this.remaining.get(key);
   }
 }
 

@@ -1,4 +1,4 @@
-// Go durations (time.ParseDuration / Duration.String), the format of the policy's minPodAge, replacementTimeout and
+// Go durations (time.ParseDuration), the format of the policy's minPodAge, replacementTimeout and
 // cooldown: a possibly signed sequence of decimal numbers, each with an optional fraction and a unit suffix, such as
 // "300ms", "1.5h" or "2h45m". Units: ns, us (or µs / μs), ms, s, m, h. "0" is the only number allowed without a unit.
 // Values are returned in milliseconds (fractional below a millisecond); nanoseconds are counted exactly with BigInt.
@@ -72,32 +72,4 @@ export function parseDurationNs(text: string): bigint {
 /** Milliseconds of a Go duration string (may be negative or fractional); throws DurationError. */
 export function parseDuration(text: string): number {
   return Number(parseDurationNs(text)) / 1e6;
-}
-
-function withFraction(value: bigint, unit: bigint): string {
-  const whole = value / unit;
-  const rest = value % unit;
-  if (rest === 0n) return whole.toString();
-  const digits = rest
-    .toString()
-    .padStart(unit.toString().length - 1, '0')
-    .replace(/0+$/, '');
-  return `${whole}.${digits}`;
-}
-
-/** A duration in milliseconds as Go prints it: "0s", "300ms", "1.5s", "5m0s", "1h30m0s". */
-export function formatDuration(ms: number): string {
-  let ns = BigInt(Math.round(ms * 1e6));
-  if (ns === 0n) return '0s';
-  const sign = ns < 0n ? '-' : '';
-  if (ns < 0n) ns = -ns;
-  if (ns < 1_000n) return `${sign}${ns}ns`;
-  if (ns < 1_000_000n) return `${sign}${withFraction(ns, 1_000n)}µs`;
-  if (ns < 1_000_000_000n) return `${sign}${withFraction(ns, 1_000_000n)}ms`;
-  const hours = ns / 3_600_000_000_000n;
-  const minutes = (ns / 60_000_000_000n) % 60n;
-  const seconds = withFraction(ns % 60_000_000_000n, 1_000_000_000n);
-  if (hours > 0n) return `${sign}${hours}h${minutes}m${seconds}s`;
-  if (minutes > 0n) return `${sign}${minutes}m${seconds}s`;
-  return `${sign}${seconds}s`;
 }

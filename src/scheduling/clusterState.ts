@@ -4,7 +4,7 @@
 // without copying the state, and commit() applies it incrementally.
 import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
 import { requiredAffinityProblem, termSelectsNamespace } from '../model/podAffinity.js';
-import { isCounted } from '../model/pods.js';
+import { isCounted, isPodTerminal } from '../model/pods.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
 import type { Labels, NodeInfo, PodAffinityTerm, PodInfo } from '../model/types.js';
 import type { Analysis } from '../analysis/analyze.js';
@@ -86,7 +86,7 @@ export class ClusterState {
     });
     for (const pod of analysis.snapshot.pods) {
       // Every pod bound to a node holds its resources until it is gone, terminating ones included.
-      if (pod.nodeName === undefined || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
+      if (pod.nodeName === undefined || isPodTerminal(pod)) continue;
       const i = this.nodeIndex.get(pod.nodeName);
       if (i !== undefined) addResources(this.usage[i]!, pod, 1);
     }

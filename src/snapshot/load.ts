@@ -26,6 +26,7 @@ import type {
 } from '../model/types.js';
 import { withVolumeTopology } from '../model/volumes.js';
 import {
+  ConversionCache,
   convertNamespace,
   convertNode,
   convertPdb,
@@ -442,7 +443,9 @@ export function snapshotFromObjects(
   const priorityClasses = convertAll<PriorityClassInfo>(of('PriorityClass'), file, convertPriorityClass);
   const resolve = makePriorityResolver(priorityClasses);
   const nodes = convertAll<NodeInfo>(of('Node'), file, convertNode);
-  const converted = convertAll<PodInfo>(of('Pod'), file, (raw) => convertPod(raw, resolve));
+  // One cache for the load: its pods share what their replicas repeat.
+  const conversions = new ConversionCache();
+  const converted = convertAll<PodInfo>(of('Pod'), file, (raw) => convertPod(raw, conversions, resolve));
   const pods = withVolumeTopology(converted, {
     persistentVolumes: convertAll<PersistentVolumeInfo>(of('PersistentVolume'), file, convertPersistentVolume),
     persistentVolumeClaims: convertAll<PersistentVolumeClaimInfo>(

@@ -6,7 +6,7 @@
 //   model       the compact cluster model and the rules of its semantics (selectors, node affinity, taints, pod
 //               affinity, spread, budgets, which pods are live)
 //   snapshot    raw Kubernetes objects → the model (files, and the watch caches' objects)
-//   live        one read of a live cluster (kubeconfig, paged lists), the snapshot's other source
+//   live        credentials, the text HTTP request, one paged read of a live cluster (the snapshot's other source)
 //   strategies  one folder per strategy and the registry; they reach the layers above only through the contexts
 //               they declare (src/strategies/types.ts), which analysis and the planner implement
 //   policy      RebalancePolicy: parsing, defaults (spec.strategies composed from the registry), windows

@@ -14,7 +14,7 @@ import { DEFAULT_POLICY } from '../../src/policy/parse.js';
 import type { PolicySpec } from '../../src/policy/types.js';
 import { ClusterState } from '../../src/scheduling/clusterState.js';
 import { placeReplacement } from '../../src/scheduling/placement.js';
-import { convertNode, convertPod, makePriorityResolver } from '../../src/snapshot/convert.js';
+import { ConversionCache, convertNode, convertPod, makePriorityResolver } from '../../src/snapshot/convert.js';
 
 export interface ProjectSchedulerOptions {
   /**
@@ -42,13 +42,14 @@ const resolve = makePriorityResolver([]);
 
 export function projectScheduler(opts: ProjectSchedulerOptions = {}): ScheduleFunction {
   const passes = new WeakMap<RawClusterState, Pass>();
+  const conversions = new ConversionCache();
   const scope = opts.scope ?? 'all';
 
   function pass(raw: RawClusterState): Pass {
     let found = passes.get(raw);
     if (found !== undefined) return found;
     const pods: PodInfo[] = [];
-    if (scope === 'all') for (const p of raw.pods) if (p.spec.nodeName) pods.push(convertPod(p, resolve));
+    if (scope === 'all') for (const p of raw.pods) if (p.spec.nodeName) pods.push(convertPod(p, conversions, resolve));
     found = { nodes: raw.nodes.map((n) => convertNode(n)), pods, placed: [] };
     passes.set(raw, found);
     return found;
@@ -59,14 +60,14 @@ export function projectScheduler(opts: ProjectSchedulerOptions = {}): ScheduleFu
     const siblings = (opts.siblings?.(pending) ?? []).filter((o) => o.spec.nodeName);
     const known = new Set(siblings.map((o) => o.metadata.uid));
     return [
-      ...siblings.map((o) => convertPod(o, resolve)),
+      ...siblings.map((o) => convertPod(o, conversions, resolve)),
       ...p.placed.filter((o) => o.namespace === pod.namespace && !known.has(o.uid)),
     ];
   }
 
   return (pending, raw) => {
     const p = pass(raw);
-    const pod = convertPod(pending, resolve);
+    const pod = convertPod(pending, conversions, resolve);
     const snapshot = {
       nodes: p.nodes,
       pods: [...podsFor(p, pending, pod), pod],

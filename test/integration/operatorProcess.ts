@@ -9,6 +9,21 @@ import { repoRoot } from './cluster.js';
 
 const ENTRY = join(repoRoot(), 'dist/src/cli/main.js');
 
+/**
+ * The Node.js options of the image's ENTRYPOINT (the Dockerfile), so the operator runs here as it runs in its
+ * container: the memory the bench reports is the memory the container's process would use.
+ */
+export function imageNodeOptions(): string[] {
+  const dockerfile = readFileSync(join(repoRoot(), 'Dockerfile'), 'utf8');
+  const entrypoint = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile);
+  if (entrypoint === null) throw new Error('Dockerfile: no ENTRYPOINT in exec form');
+  const argv = JSON.parse(entrypoint[1]!) as string[];
+  const script = argv.findIndex((a) => a.endsWith('/cli/main.js'));
+  if (argv[0] !== 'node' || script < 1)
+    throw new Error(`Dockerfile: ENTRYPOINT is not node …/cli/main.js: ${entrypoint[1]}`);
+  return argv.slice(1, script);
+}
+
 export interface OperatorProcessOptions {
   /** Folder for its log (the control plane's folder, removed with it). */
   readonly dir: string;
@@ -17,6 +32,8 @@ export interface OperatorProcessOptions {
   readonly identity: string;
   readonly leaderElect?: boolean;
   readonly extraArgs?: readonly string[];
+  /** Node.js options after the image's (e.g. `--heapsnapshot-signal=SIGUSR2` to look inside a bench run). */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface OperatorProcess {
@@ -36,6 +53,8 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
     name: `operator-${opts.identity}`,
     command: process.execPath,
     args: [
+      ...imageNodeOptions(),
+      ...(opts.nodeArgs ?? []),
       ENTRY,
       'run',
       `--kubeconfig=${opts.kubeconfig}`,

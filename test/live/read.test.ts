@@ -126,19 +126,19 @@ describe('loadCredentials', () => {
   it.each([
     ['the current context', 'one', undefined, 'http://127.0.0.1:1'],
     ['--context overrides it', 'one', 'two', 'http://127.0.0.1:2'],
-  ])('%s', (_name, current, context, server) => {
+  ])('%s', async (_name, current, context, server) => {
     const path = join(dir, `kc-${current}-${context}`);
     writeFileSync(path, kubeconfig(current));
-    expect(loadCredentials({ kind: 'flag', path }, context).getCurrentCluster()?.server).toBe(server);
+    expect((await loadCredentials({ kind: 'flag', path }, context)).getCurrentCluster()?.server).toBe(server);
   });
 
   it.each([
     ['an unknown --context', 'one', 'three', /has no context "three" \(it has: one, two\)/],
     ['no current context', '', undefined, /current-context: is not set/],
-  ])('%s is bad input', (_name, current, context, problem) => {
+  ])('%s is bad input', async (_name, current, context, problem) => {
     const path = join(dir, `kc-bad-${current}-${context}`);
     writeFileSync(path, kubeconfig(current));
-    expect(() => loadCredentials({ kind: 'flag', path }, context)).toThrow(problem);
+    await expect(loadCredentials({ kind: 'flag', path }, context)).rejects.toThrow(problem);
   });
 });
 
@@ -205,7 +205,7 @@ describe('plan --kubeconfig against the test API server', () => {
   it('reads every page: pods listed 3 at a time come out whole', async () => {
     const served = await serveExample(true);
     server = served.server;
-    const kc = loadCredentials({ kind: 'flag', path: served.kubeconfig }, undefined);
+    const kc = await loadCredentials({ kind: 'flag', path: served.kubeconfig }, undefined);
     const mark = server.stats.mark();
     const raw = (await readCluster(kubeGetter(kc), { pageSize: 3 })) as { items: { kind: string }[] };
     const podCount = raw.items.filter((i) => i.kind === 'Pod').length;

@@ -20,6 +20,28 @@ function group(
   return { namespace, workloads, topologyKey, whenUnsatisfiable, skew, maxSkew };
 }
 
+/** A plan of `count` evictions and nothing else. */
+function planOfEvictions(policy: string, count: number): RebalancePlan {
+  const evictions = Array.from({ length: count }, (_, i) => ({
+    namespace: 'shop',
+    name: `web-${i}`,
+    node: 'a1',
+    strategy: 'TopologySpread' as const,
+    reason: 'skew',
+    priority: 0,
+  }));
+  return {
+    apiVersion: 'rebalancer.dev/v1alpha1',
+    kind: 'RebalancePlan',
+    policy,
+    evictions,
+    skipped: [],
+    topology: [],
+    violations: [],
+    summary: { nodes: 1, pods: count, violations: 0, evictions: count, skipped: 0 },
+  };
+}
+
 /** The sample lines of one metric in the exposition text, without HELP/TYPE lines, sorted. */
 async function samples(registry: Registry, name: string): Promise<string[]> {
   const text = await registry.metrics();
@@ -329,11 +351,11 @@ describe('createMetrics', () => {
 
     it('forgets every series of a deleted policy and keeps the others', async () => {
       for (const policy of ['gone', 'kept']) {
+        metrics.recordPlan(planOfEvictions(policy, 4));
         metrics.recordTopology(policy, [group(policy, ['Deployment/web'], 2)]);
         metrics.recordViolations(policy, { NodeTaints: 1 });
         metrics.recordEviction(policy, 'NodeTaints', 'failed');
         metrics.observeCycle(policy, 1, 'success');
-        metrics.setPlanEvictions(policy, 4);
       }
       metrics.forgetPolicy('gone');
       const text = await registry.metrics();

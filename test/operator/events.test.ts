@@ -4,7 +4,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { createEventRecorder, type EventApi } from '../../src/operator/events.js';
-import { captureLogger, ManualClock } from './fakes.js';
+import { captureLogger, flush, ManualClock } from './fakes.js';
 
 class FakeEventApi {
   readonly created: Array<{ namespace: string; body: Record<string, unknown> }> = [];
@@ -137,5 +137,81 @@ describe('event recorder', () => {
     events.record(policy, 'Normal', 'RebalanceCompleted', 'done');
     await events.flush(1000);
     expect(lines.some((l) => l.msg === 'could not record an Event' && l['reason'] === 'RebalanceCompleted')).toBe(true);
+  });
+
+  describe('while the API budget is spent on evictions', () => {
+    /** An Event API whose creations wait until released, as low-priority requests wait behind evictions. */
+    function gatedApi() {
+      const created: Array<{ namespace: string; body: Record<string, unknown> }> = [];
+      const gates: Array<() => void> = [];
+      const api = {
+        createNamespacedEvent: (param: { namespace: string; body: Record<string, unknown> }) =>
+          new Promise((resolve) =>
+            gates.push(() => {
+              created.push(param);
+              resolve(param.body);
+            }),
+          ),
+        patchNamespacedEvent: () => Promise.resolve({}),
+      } as unknown as EventApi;
+      return { api, created, gates, release: () => gates.splice(0).forEach((open) => open()) };
+    }
+    const podOf = (name: string) => ({ ...pod, name, uid: name });
+    /** A recorder on a gated API, with the queue options under test. */
+    function gatedRecorder(options: { concurrency: number; maxQueued?: number; onDropped?: () => void }) {
+      const gated = gatedApi();
+      const { logger, lines } = captureLogger();
+      const events = createEventRecorder({
+        api: gated.api,
+        clock: new ManualClock(),
+        logger,
+        component: 'c',
+        instance: 'i',
+        ...options,
+      });
+      return { gated, events, lines };
+    }
+    const web = { key: 'balance/RebalanceEviction/shop/Deployment/web', label: 'Deployment shop/web' };
+    const api2 = { key: 'balance/RebalanceEviction/shop/Deployment/api', label: 'Deployment shop/api' };
+
+    it('hands the client a few at a time, and a queued Event absorbs the rest of its group', async () => {
+      const { gated, events } = gatedRecorder({ concurrency: 1 });
+      for (const name of ['web-1', 'web-2', 'web-3', 'web-4'])
+        events.record(podOf(name), 'Normal', 'RebalanceEviction', `Evicted ${name}`, web);
+      events.record(podOf('api-1'), 'Normal', 'RebalanceEviction', 'Evicted api-1', api2);
+      events.record(podOf('api-2'), 'Normal', 'RebalanceEviction', 'Evicted api-2', api2);
+      // web-1 is with the client; web-2 waits in the queue and took web-3 and web-4 in; api-1 took api-2.
+      expect(gated.gates).toHaveLength(1);
+      for (let i = 0; i < 5 && gated.created.length < 3; i++) {
+        gated.release();
+        await flush();
+      }
+      await events.flush(1000);
+      expect(gated.created.map((c) => c.body['message'])).toEqual([
+        'Evicted web-1',
+        'Evicted web-2 (also 2 more pods of Deployment shop/web in this run: web-3, web-4)',
+        'Evicted api-1 (also 1 more pod of Deployment shop/api in this run: api-2)',
+      ]);
+      expect(gated.created.map((c) => (c.body['involvedObject'] as { name: string }).name)).toEqual([
+        'web-1',
+        'web-2',
+        'api-1',
+      ]);
+    });
+
+    it('keeps at most maxQueued waiting and counts what it drops', async () => {
+      let dropped = 0;
+      const { gated, events, lines } = gatedRecorder({ concurrency: 2, maxQueued: 3, onDropped: () => dropped++ });
+      for (let i = 1; i <= 10; i++) events.record(policy, 'Normal', 'RebalanceCompleted', `run ${i}`);
+      expect(gated.gates).toHaveLength(2);
+      expect(dropped).toBe(5);
+      expect(lines.filter((l) => l.msg === 'Event queue full; Event dropped')).toHaveLength(1);
+      for (let i = 0; i < 5 && gated.created.length < 5; i++) {
+        gated.release();
+        await flush();
+      }
+      await events.flush(1000);
+      expect(gated.created.map((c) => c.body['message'])).toEqual(['run 1', 'run 2', 'run 3', 'run 4', 'run 5']);
+    });
   });
 });

@@ -1,9 +1,13 @@
 // Leader election against an in-memory Lease API with optimistic concurrency (a fake of coordination.k8s.io/v1),
 // on a manual clock: acquisition, renewal, expiry judged by local observation, the renew deadline applied at the
 // instant of the check, conflicts between candidates, and release on shutdown.
-import { ApiException, type V1Lease } from '@kubernetes/client-node';
+import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { createLeaderElector, type LeaderElectionOptions } from '../../src/operator/leaderElection.js';
+import {
+  createLeaderElector,
+  type LeaderElectionOptions,
+  type Lease as V1Lease,
+} from '../../src/operator/leaderElection.js';
 import { captureLogger, flush, ManualClock } from './fakes.js';
 
 class FakeLeases {

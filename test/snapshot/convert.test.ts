@@ -6,6 +6,7 @@ import { matchesSelector, selectorText } from '../../src/model/labels.js';
 import { matchesRequiredNodeAffinity } from '../../src/model/nodeAffinity.js';
 import type { PodInfo } from '../../src/model/types.js';
 import {
+  ConversionCache,
   convertNamespace,
   convertNode,
   convertPdb,
@@ -515,7 +516,9 @@ describe('convertPod: node affinity', () => {
     ],
     ['no terms', [], 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms'],
   ])('rejects %s', (_name, terms, field) => {
-    expect(fieldError(() => convertPod(makePod('p').nodeAffinityTerms(terms).obj()))?.field).toBe(field);
+    expect(
+      fieldError(() => convertPod(makePod('p').nodeAffinityTerms(terms).obj(), new ConversionCache()))?.field,
+    ).toBe(field);
   });
 
   it.each([
@@ -526,7 +529,7 @@ describe('convertPod: node affinity', () => {
     const raw = makePod('p')
       .preferredNodeAffinity(weight, { matchExpressions: [{ key: 'a', operator: 'Exists' }] })
       .obj();
-    expect(fieldError(() => convertPod(raw))?.field).toBe(
+    expect(fieldError(() => convertPod(raw, new ConversionCache()))?.field).toBe(
       'spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight',
     );
   });
@@ -567,7 +570,9 @@ describe('convertPod: tolerations', () => {
     ['unknown operator', { key: 'a', operator: 'Gte' as 'Equal' }, 'spec.tolerations[0].operator'],
     ['unknown effect', { key: 'a', effect: 'NoScheduleX' as 'NoSchedule' }, 'spec.tolerations[0].effect'],
   ])('rejects %s', (_name, toleration, field) => {
-    expect(fieldError(() => convertPod(makePod('p').toleration(toleration).obj()))?.field).toBe(field);
+    expect(fieldError(() => convertPod(makePod('p').toleration(toleration).obj(), new ConversionCache()))?.field).toBe(
+      field,
+    );
   });
 });
 
@@ -671,7 +676,7 @@ describe('convertPod: topology spread constraints', () => {
     const raw = makePod('p')
       .set('spec.topologySpreadConstraints', [{ ...base, ...patch }])
       .obj();
-    expect(fieldError(() => convertPod(raw))?.field).toBe(field);
+    expect(fieldError(() => convertPod(raw, new ConversionCache()))?.field).toBe(field);
   });
 });
 
@@ -737,7 +742,7 @@ describe('convertPod: pod (anti-)affinity', () => {
     const raw = makePod('p')
       .set('spec.affinity', { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } })
       .obj();
-    expect(fieldError(() => convertPod(raw))?.field).toBe(field);
+    expect(fieldError(() => convertPod(raw, new ConversionCache()))?.field).toBe(field);
   });
 });
 
@@ -769,18 +774,18 @@ describe('convertPod: field errors', () => {
       'metadata.ownerReferences[0].kind',
     ],
   ])('rejects %s at %s', (_name, builder, field) => {
-    expect(fieldError(() => convertPod(builder.obj()))?.field).toBe(field);
+    expect(fieldError(() => convertPod(builder.obj(), new ConversionCache()))?.field).toBe(field);
   });
 
   it('a non-object is rejected', () => {
-    expect(fieldError(() => convertPod('pod'))?.problem).toContain('must be an object');
+    expect(fieldError(() => convertPod('pod', new ConversionCache()))?.problem).toContain('must be an object');
   });
 });
 
 describe('convertPod: nothing of the raw object is kept', () => {
   it('copies labels and keeps only model fields', () => {
     const raw = makePod('p').labels({ app: 'web' }).annotation('big', 'x'.repeat(1000)).obj();
-    const p = convertPod(raw);
+    const p = convertPod(raw, new ConversionCache());
     (raw['metadata'] as { labels: Record<string, string> }).labels['app'] = 'changed';
     expect(p.labels).toEqual({ app: 'web' });
     expect(Object.isFrozen(p.labels)).toBe(true);
@@ -800,6 +805,35 @@ describe('convertPod: nothing of the raw object is kept', () => {
     expect(b!.requests).toBe(a!.requests);
     expect(b!.tolerations).toBe(a!.tolerations);
     expect(b!.owner).toBe(a!.owner);
+  });
+
+  it('a pod that fails conversion leaves the cache as it was for the next replica', () => {
+    const cache = new ConversionCache();
+    const near = (app: string) => ({ topologyKey: ZONE, labelSelector: { matchLabels: { app } } });
+    const replica = (name: string) => makePod(name, 'shop').labels({ app: 'web' }).podAffinity(near('cache'));
+    const before = convertPod(replica('a').obj(), cache);
+    // Its podAffinity converts, its podAntiAffinity does not.
+    const broken = makePod('bad', 'shop')
+      .labels({ app: 'web' })
+      .podAffinity(near('db'))
+      .podAntiAffinity({ topologyKey: '', labelSelector: {} });
+    expect(fieldError(() => convertPod(broken.obj(), cache))).toBeDefined();
+    const after = convertPod(replica('b').obj(), cache);
+    expect(selectorText(after.podAffinity[0]!.selector)).toBe('app=cache');
+    expect(after.podAffinity).toBe(before.podAffinity);
+  });
+
+  it("what one cache shares stays with its owner: another cache's pods are equal, not shared", () => {
+    const raw = makePod('p', 'shop')
+      .deployment('web', 'h1')
+      .labels({ app: 'web' })
+      .spread({ topologyKey: ZONE, maxSkew: 1, labelSelector: { matchLabels: { app: 'web' } } })
+      .obj();
+    const first = convertPod(raw, new ConversionCache());
+    const second = convertPod(raw, new ConversionCache());
+    expect(second).toEqual(first);
+    expect(second.spreadConstraints).not.toBe(first.spreadConstraints);
+    expect(second.owner).not.toBe(first.owner);
   });
 
   it('labels may be named like Object.prototype members', () => {
