@@ -1,6 +1,8 @@
 // The client-side rate limiter, measured on the server: every request the operator sends shares one token bucket,
-// so a burst of 500 evictions (with their Events) arrives at the configured QPS; a 429 carrying Retry-After pauses
-// every request for that long and the throttled request is sent again.
+// so a burst of 500 evictions (with their Events) never arrives faster than the configured QPS; a 429 carrying
+// Retry-After pauses every request for that long and the throttled request is sent again. Only upper bounds are
+// asserted: a loaded machine makes the operator slower, never faster, and the exact rate on a manual clock is
+// test/operator/rateLimiter.test.ts's.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestApiServer } from '../apiserver/index.js';
 import {
@@ -42,7 +44,7 @@ async function cluster(count: number): Promise<TestApiServer> {
 }
 
 describe('client-side rate limiting', () => {
-  it('holds the configured QPS within 10% over a burst of 500 evictions', { timeout: 60_000 }, async () => {
+  it('never sends faster than the configured QPS over a burst of 500 evictions', { timeout: 60_000 }, async () => {
     const qps = 100;
     const burst = 40;
     const s = await cluster(500);
@@ -84,7 +86,7 @@ describe('client-side rate limiting', () => {
     console.log(
       `rate limiter: configured ${qps} QPS (burst ${burst}); measured ${measured.toFixed(1)} QPS over ${n} requests in ${seconds.toFixed(2)} s`,
     );
-    expect(Math.abs(measured - qps) / qps).toBeLessThanOrEqual(0.1);
+    expect(measured).toBeLessThanOrEqual(qps * 1.1);
     // No one-second window holds more than qps + burst requests (10% slack: requests granted just before a pause
     // of this shared event loop reach the server together with those granted after it).
     let busiest = 0;
