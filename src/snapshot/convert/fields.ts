@@ -142,13 +142,15 @@ export function sameJson(a: unknown, b: unknown): boolean {
   }
   const x = a as Obj,
     y = b as Obj;
-  const xKeys = Object.keys(x),
-    yKeys = Object.keys(y);
-  if (xKeys.length !== yKeys.length) return false;
-  for (let i = 0; i < xKeys.length; i++) {
-    const k = xKeys[i]!;
-    if (k !== yKeys[i] && !Object.hasOwn(y, k)) return false;
-    if (!sameJson(x[k], y[k])) return false;
+  // for...in, not Object.keys: the pod converter compares every pod with the previous one, and two key arrays per
+  // nested object were most of the garbage a conversion made.
+  let xKeys = 0;
+  for (const k in x) {
+    if (!Object.hasOwn(x, k)) continue;
+    if (!Object.hasOwn(y, k) || !sameJson(x[k], y[k])) return false;
+    xKeys++;
   }
-  return true;
+  let yKeys = 0;
+  for (const k in y) if (Object.hasOwn(y, k)) yKeys++;
+  return xKeys === yKeys;
 }
