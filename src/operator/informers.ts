@@ -97,8 +97,8 @@ const keyOf = (m: Cached<never>['metadata']): string =>
 const isGone = (err: unknown): boolean => statusCode(err) === 410;
 
 export class SupervisedInformer<T> {
-  /** Identity → resourceVersion of what the handlers were given: the diff base of a relist, and the duplicate filter. */
-  private readonly known = new Map<string, string | undefined>();
+  /** Identity → metadata of what the handlers were given: the diff base of a relist, and the duplicate filter. */
+  private readonly known = new Map<string, Cached<T>['metadata']>();
   private resourceVersion = '';
   private watch: LimitedWatch | undefined;
   private request: AbortController | undefined;
@@ -223,8 +223,8 @@ export class SupervisedInformer<T> {
     const key = keyOf(entry.metadata);
     const rv = entry.metadata.resourceVersion;
     // The same version again (a relist of an unchanged object) changes nothing.
-    if (this.known.has(key) && rv !== undefined && this.known.get(key) === rv) return;
-    this.known.set(key, rv);
+    if (rv !== undefined && this.known.get(key)?.resourceVersion === rv) return;
+    this.known.set(key, entry.metadata);
     this.handlers.upsert(entry);
   }
 
@@ -232,11 +232,9 @@ export class SupervisedInformer<T> {
   private replace(items: readonly Cached<T>[]): void {
     const listed = new Set<string>();
     for (const entry of items) listed.add(keyOf(entry.metadata));
-    for (const key of [...this.known.keys()]) {
+    for (const [key, metadata] of [...this.known]) {
       if (listed.has(key)) continue;
       this.known.delete(key);
-      const slash = key.indexOf('/');
-      const metadata = slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
       this.handlers.remove({ metadata, value: undefined });
     }
     for (const entry of items) this.upsert(entry);

@@ -304,7 +304,8 @@ export class LimitedWatch {
         // readline passes the stream's errors on (a dropped connection): without a listener they would be thrown.
         lines.on('error', finish);
       });
-      request.on('error', (err) => finish(controller.signal.aborted && !finished ? null : err));
+      // Our own abort comes after finish (a no-op then) or with close() (which reports nothing).
+      request.on('error', finish);
       request.end();
     } catch (err) {
       // Credentials that cannot be applied (an exec plugin failing): reported like any failed watch.
