@@ -319,7 +319,8 @@ export class PolicyController {
     const policy = entry.policy;
     // Windows are cron expressions in a time zone: wall time.
     const window = policy === undefined ? undefined : windowNow(policy, this.deps.clock.wall());
-    if (window?.kind === 'open') state.windowClosed = undefined;
+    // A later window forgets how the previous one ended (the run's own window may still read as open for a moment).
+    if (window?.kind === 'open' && window.until !== state.windowClosed?.windowEnd) state.windowClosed = undefined;
     this.armWindowTimer(entry.name, state, window === undefined ? undefined : nextBoundary(window));
     const degraded =
       state.paused !== undefined
@@ -443,7 +444,12 @@ export class PolicyController {
     policy: Policy,
     state: PolicyState,
     now: number,
-  ): { runPolicy: Policy; gate: ReturnType<typeof createEvictionGate> | undefined; fields: object; message: string } {
+  ): {
+    runPolicy: Policy;
+    gate: (ReturnType<typeof createEvictionGate> & { readonly windowEnd: number }) | undefined;
+    fields: object;
+    message: string;
+  } {
     const window = windowNow(policy, now);
     if (window.kind === 'always') return { runPolicy: policy, gate: undefined, fields: {}, message: 'cycle started' };
     if (window.kind === 'closed') {
@@ -458,7 +464,10 @@ export class PolicyController {
     state.windowClosed = undefined;
     const gate =
       policy.spec.mode === 'Evict'
-        ? createEvictionGate(window.until, this.deps.clock, policy.spec.timeZone)
+        ? {
+            ...createEvictionGate(window.until, this.deps.clock, policy.spec.timeZone),
+            windowEnd: window.until,
+          }
         : undefined;
     return { runPolicy: policy, gate, fields: { window: 'open', windowEnds: window.until }, message: 'cycle started' };
   }
@@ -568,7 +577,7 @@ export class PolicyController {
           onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan),
         },
       ).run();
-      result = this.finish(entry, state, run, log, metrics);
+      result = this.finish(entry, state, run, log, metrics, gate?.windowEnd);
     } catch (err) {
       result = 'failed';
       state.lastFailure = `cycle failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -593,6 +602,7 @@ export class PolicyController {
     run: RunResult,
     log: Logger,
     metrics: RebalancerMetrics,
+    windowEnd: number | undefined,
   ): CycleResult {
     const name = entry.name;
     const { counts } = run;
@@ -637,8 +647,8 @@ export class PolicyController {
       state.lastRunResult = { result: 'Aborted', reason: why.reason };
       return 'aborted';
     }
-    if (run.halted === 'window_closed') {
-      state.windowClosed = { at: this.deps.clock.wall(), evicted: counts.evicted };
+    if (run.halted === 'window_closed' && windowEnd !== undefined) {
+      state.windowClosed = { at: this.deps.clock.wall(), evicted: counts.evicted, windowEnd };
       const message = `the maintenance window ended during the cycle; evictions stopped: ${summary}`;
       log.warn(fields, message);
       this.deps.events.record(target, 'Normal', 'WindowClosed', message);

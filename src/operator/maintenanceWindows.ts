@@ -47,6 +47,8 @@ export function nextBoundary(w: WindowNow): number | undefined {
 export interface WindowClosedDuringCycle {
   readonly at: number;
   readonly evicted: number;
+  /** The end of the window the run was in: the note belongs to that window, not to a later one. */
+  readonly windowEnd: number;
 }
 
 export interface ConditionValue {
@@ -105,10 +107,15 @@ export function createEvictionGate(
   const disposed = new AbortController();
   const closeAt = until - guardMs;
   const reason = `the maintenance window ends at ${describeInstant(until, zone)}`;
-  // closeAt is an instant on the wall clock (a window's end in its time zone).
-  void clock.sleep(Math.max(0, closeAt - clock.wall()), disposed.signal).then(() => {
+  // closeAt is an instant on the wall clock (a window's end in its time zone). A timer can fire a little before the
+  // wall clock reaches its instant (the event loop's cached time, a wall clock stepped back), so the gate sleeps
+  // again until the wall clock agrees: once it has closed, windowNow() says closed too.
+  void (async () => {
+    while (!disposed.signal.aborted && clock.wall() < closeAt) {
+      await clock.sleep(Math.max(1, closeAt - clock.wall()), disposed.signal);
+    }
     if (!disposed.signal.aborted) closes.abort();
-  });
+  })();
   return {
     signal: closes.signal,
     closed: () => (clock.wall() >= closeAt || closes.signal.aborted ? reason : undefined),

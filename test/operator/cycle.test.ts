@@ -25,8 +25,8 @@ interface Write {
   readonly resourceVersion: string;
 }
 
-function setup(cached: Record<string, unknown>, live: () => Record<string, unknown>, conflicts = 0) {
-  const clock = new ManualClock(NOW);
+function setup(cached: Record<string, unknown>, live: () => Record<string, unknown>, conflicts = 0, start = NOW) {
+  const clock = new ManualClock(start);
   const cache = new ClusterCache(clock);
   const put = (raw: Record<string, unknown>): PolicyEntry => cache.convertPolicy(raw);
   cache.policyHandlers.upsert({ metadata: { name: 'balance' }, value: put(cached) });
@@ -114,5 +114,46 @@ describe('policy state', () => {
     await clock.advance(2 * 60_000);
     await controller.syncStatus('balance');
     expect(writes.at(-1)!.status.cooldowns).toEqual([]);
+  });
+});
+
+describe('the OutsideWindow condition after a window closed during a run', () => {
+  const windowed = (): Record<string, unknown> => {
+    const raw = makePolicy('balance', { mode: 'Evict', windows: [{ schedule: '0 22 * * *', duration: '2h' }] });
+    Object.assign(raw['metadata'] as object, { uid: 'uid-1', resourceVersion: '1' });
+    return raw;
+  };
+  const outside = (w: Write | undefined) => w?.status.conditions.find((c) => c.type === 'OutsideWindow');
+  const end = Date.parse('2026-01-02T00:00:00Z');
+
+  it('says WindowClosed once its own window reads closed, even when the run ended a moment before that', async () => {
+    const raw = windowed();
+    // The run's gate fired; the status is written while the wall clock still reads inside the window.
+    const { controller, writes, clock } = setup(raw, () => raw, 0, end - 1_005);
+    const state = controller.state('balance')!;
+    state.windowClosed = { at: end - 1_005, evicted: 2, windowEnd: end };
+    await controller.syncStatus('balance');
+    expect(outside(writes.at(-1))).toMatchObject({ status: 'False', reason: 'InsideWindow' });
+    // The boundary timer rewrites the status when the window reads closed; the note of the run is still there.
+    await clock.advance(100);
+    await controller.syncStatus('balance');
+    expect(outside(writes.at(-1))).toMatchObject({ status: 'True', reason: 'WindowClosed' });
+    expect(outside(writes.at(-1))?.message).toContain('stopped evicting after 2 evictions');
+  });
+
+  it('forgets it when the next window opens', async () => {
+    const raw = windowed();
+    const { controller, writes, clock } = setup(raw, () => raw, 0, end + 60_000);
+    const state = controller.state('balance')!;
+    state.windowClosed = { at: end - 1_000, evicted: 2, windowEnd: end };
+    await controller.syncStatus('balance');
+    expect(outside(writes.at(-1))).toMatchObject({ reason: 'WindowClosed' });
+    await clock.advance(22 * 3_600_000); // inside the next night's window
+    await controller.syncStatus('balance');
+    expect(outside(writes.at(-1))).toMatchObject({ reason: 'InsideWindow' });
+    expect(state.windowClosed).toBeUndefined();
+    await clock.advance(2 * 3_600_000); // and after it, without a run
+    await controller.syncStatus('balance');
+    expect(outside(writes.at(-1))).toMatchObject({ status: 'True', reason: 'OutsideWindow' });
   });
 });

@@ -32,16 +32,19 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted === true) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const entry = { at: this.current + Math.max(0, ms), resolve, seq: this.seq++ };
+      // Waking by time removes the abort listener, as the system clock does: a long-lived signal (a leader
+      // elector's) must not collect one listener per sleep.
+      const onAbort = (): void => {
+        this.sleepers = this.sleepers.filter((s) => s !== entry);
+        resolve();
+      };
+      const wake = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const entry = { at: this.current + Math.max(0, ms), resolve: wake, seq: this.seq++ };
       this.sleepers.push(entry);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((s) => s !== entry);
-          resolve();
-        },
-        { once: true },
-      );
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

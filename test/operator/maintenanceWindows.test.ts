@@ -70,7 +70,13 @@ describe('outsideWindowCondition', () => {
 
   it('says WindowClosed after a cycle was stopped by the end of its window', () => {
     const closed = windowNow(nightly, t('2026-11-25T00:00:05Z'));
-    expect(outsideWindowCondition(nightly, closed, { at: t('2026-11-24T23:59:59Z'), evicted: 2 })).toEqual({
+    expect(
+      outsideWindowCondition(nightly, closed, {
+        at: t('2026-11-24T23:59:59Z'),
+        evicted: 2,
+        windowEnd: t('2026-11-25T00:00:00Z'),
+      }),
+    ).toEqual({
       status: true,
       reason: 'WindowClosed',
       message:
@@ -99,6 +105,22 @@ describe('createEvictionGate', () => {
     await clock.advance(1);
     expect(gate.closed()).toBe('the maintenance window ends at 2026-11-25T00:00:00Z');
     expect(gate.signal.aborted).toBe(true);
+  });
+
+  it('closes only once the wall clock has reached the guard: a timer that wakes early sleeps again', async () => {
+    const clock = new ManualClock(t('2026-11-24T23:59:50Z'));
+    const gate = createEvictionGate(t('2026-11-25T00:00:00Z'), clock, 'UTC');
+    // The wall clock steps back 300 ms after the gate armed its timer: the timer wakes 300 ms early on the wall.
+    clock.jumpWall(-300);
+    await clock.advance(10_000 - WINDOW_END_GUARD_MS);
+    expect(gate.signal.aborted).toBe(false);
+    expect(gate.closed()).toBeUndefined();
+    await clock.advance(299);
+    expect(gate.signal.aborted).toBe(false);
+    await clock.advance(1);
+    expect(gate.signal.aborted).toBe(true);
+    expect(gate.closed()).toBe('the maintenance window ends at 2026-11-25T00:00:00Z');
+    expect(windowNow(nightly, clock.wall()).kind).toBe('closed');
   });
 
   it('dispose stops its timer', async () => {
