@@ -18,13 +18,11 @@ const EVENT_REASONS: Partial<Record<EvictionResult, { type: 'Normal' | 'Warning'
 
 /** `topology.kubernetes.io/zone skew 5 → 1 planned` for the spread group a move belongs to, if found. */
 export function skewNote(plan: RebalancePlan, move: Move): string | undefined {
-  if (move.strategy !== 'TopologySpread') return undefined;
+  if (move.spreadKey === undefined) return undefined;
   const workload = `${move.pod.workload.kind}/${move.pod.workload.name}`;
   const report = plan.topology.find(
     (t) =>
-      t.namespace === move.pod.namespace &&
-      (t.workloads ?? []).includes(workload) &&
-      move.reason.startsWith(`${t.topologyKey}:`),
+      t.namespace === move.pod.namespace && t.topologyKey === move.spreadKey && (t.workloads ?? []).includes(workload),
   );
   return report === undefined ? undefined : `${report.topologyKey} skew ${report.skew} → ${report.skewAfter} planned`;
 }

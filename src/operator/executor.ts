@@ -323,7 +323,7 @@ export class PolicyRun {
       from: move.from,
       loopKeys: loopKeysFor(
         pod,
-        move.strategy,
+        move.spreadKey,
         move.from,
         move.target,
         this.opts.policy.spec.strategies.topologySpread.defaultConstraints.map((c) => c.topologyKey),

@@ -46,15 +46,19 @@ export type PacingOutcome =
   | { readonly kind: 'not_ready'; readonly replacement: PodInfo | undefined }
   | { readonly kind: 'aborted' };
 
-/** The topology keys a move is meant to change: those of the pod's spread constraints whose domain differs. */
+/**
+ * The topology keys a move is meant to change: for a move that repairs spread skew (`spreadKey` set), those of the
+ * pod's spread constraints whose domain differs. A move that clears a rule's violation has none: its replacement
+ * landing in the same zone is no loop.
+ */
 export function loopKeysFor(
   pod: PodInfo,
-  strategy: Strategy,
+  spreadKey: string | undefined,
   from: NodeInfo | undefined,
   target: NodeInfo | undefined,
   defaultKeys: readonly string[],
 ): string[] {
-  if (strategy !== 'TopologySpread') return [];
+  if (spreadKey === undefined) return [];
   const keys = new Set(
     pod.spreadConstraints.length > 0 ? pod.spreadConstraints.map((c) => c.topologyKey) : defaultKeys,
   );

@@ -46,6 +46,11 @@ export interface Move {
   readonly target: NodeInfo | undefined;
   readonly strategy: Strategy;
   readonly reason: string;
+  /**
+   * For a move that repairs a spread group's skew: the group's topology key (what the move is meant to change, and
+   * what a replacement landing back would undo). Undefined for a move that clears a rule's violation.
+   */
+  readonly spreadKey?: string;
 }
 
 export interface PlanOutcome {
@@ -219,12 +224,12 @@ class Planner {
     return undefined;
   }
 
-  commit(pod: PodInfo, target: NodeInfo | undefined, strategy: Strategy, reason: string): void {
+  commit(pod: PodInfo, target: NodeInfo | undefined, strategy: Strategy, reason: string, spreadKey?: string): void {
     const from = this.state.nodeOf(pod)!;
     this.budgets.consume(pod);
     this.limits.consume(pod);
     this.state.commit(pod, target);
-    this.moves.push({ pod, from, target, strategy, reason });
+    this.moves.push({ pod, from, target, strategy, reason, spreadKey });
   }
 
   /**
@@ -437,7 +442,7 @@ class Planner {
       if (skew <= c.maxSkew) return;
       const step = this.bestStep(g, s, strict);
       if (step.kind === 'move') {
-        this.commit(step.pod, step.target, s.name, step.reason);
+        this.commit(step.pod, step.target, s.name, step.reason, c.topologyKey);
         continue;
       }
       const why = step.lastReason === undefined ? '' : ` (${step.lastReason})`;
@@ -472,7 +477,7 @@ class Planner {
         if (skewTuple(g.counts, c.minDomains)[0] <= c.maxSkew) return true;
         const step = this.bestStep(g, s, strict);
         if (step.kind !== 'move') return false;
-        this.commit(step.pod, step.target, s.name, step.reason);
+        this.commit(step.pod, step.target, s.name, step.reason, c.topologyKey);
       }
     } finally {
       this.lookingAhead = false;

@@ -32,10 +32,10 @@ function record(keys: string[]): EvictionRecord {
 
 describe('loop detection', () => {
   it('a spread move is meant to change the domains that differ between source and target', () => {
-    expect(loopKeysFor(pod, 'TopologySpread', node('a1'), node('c1'), [])).toEqual([ZONE]);
-    expect(loopKeysFor(pod, 'TopologySpread', node('a1'), node('a2'), [])).toEqual([]);
-    expect(loopKeysFor(pod, 'TopologySpread', node('a1'), undefined, [])).toEqual([ZONE]);
-    expect(loopKeysFor(pod, 'NodeTaints', node('a1'), node('c1'), [])).toEqual([]);
+    expect(loopKeysFor(pod, ZONE, node('a1'), node('c1'), [])).toEqual([ZONE]);
+    expect(loopKeysFor(pod, ZONE, node('a1'), node('a2'), [])).toEqual([]);
+    expect(loopKeysFor(pod, ZONE, node('a1'), undefined, [])).toEqual([ZONE]);
+    expect(loopKeysFor(pod, undefined, node('a1'), node('c1'), [])).toEqual([]);
   });
 
   it('a replacement on the same node, or back in a domain the move was meant to leave, is a loop', () => {
