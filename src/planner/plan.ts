@@ -110,6 +110,12 @@ class Planner {
   private readonly moveContext: MoveContext;
   /** The skew strategy acting on each spread group (null: none does), by group id. */
   private readonly groupStrategies = new Map<string, SkewStrategy | null>();
+  /** Counts commits; `changedAt` says when a move last changed a group's counts (for retrying held groups). */
+  private clock = 0;
+  private readonly changedAt = new Map<GroupState, number>();
+  private readonly related = new Map<GroupState, readonly GroupState[]>();
+  /** The highest priority of each spread group's members, by group id. */
+  private readonly memberPriorities = new Map<string, number>();
 
   constructor(
     readonly analysis: Analysis,
@@ -230,6 +236,8 @@ class Planner {
     this.limits.consume(pod);
     this.state.commit(pod, target);
     this.moves.push({ pod, from, target, strategy, reason, spreadKey });
+    this.clock++;
+    for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) this.changedAt.set(g, this.clock);
   }
 
   /**
@@ -415,7 +423,42 @@ class Planner {
           b.group.skew - b.group.constraint.maxSkew - (a.group.skew - a.group.constraint.maxSkew) ||
           (a.group.id < b.group.id ? -1 : 1),
       );
-    for (const g of groups) this.balanceGroup(g, this.skewStrategyOf(g.group)!);
+    // A group can be held back by another's state: the move it needs would push a group that counts the same pods
+    // above its maxSkew, until that group's own moves change its counts. So a group left above its maxSkew is tried
+    // again once a move changed a group that counts one of its pods (each pass plans more evictions, and a pod is
+    // evicted once at most, so the passes end).
+    const triedAt = new Map<GroupState, number>();
+    let pending = groups;
+    while (pending.length > 0) {
+      for (const g of pending) {
+        this.unrepairable.delete(g.group.id);
+        this.balanceGroup(g, this.skewStrategyOf(g.group)!);
+        triedAt.set(g, this.clock);
+      }
+      if (this.limits.cycleFull) return;
+      pending = pending.filter(
+        (g) =>
+          skewTuple(g.counts, g.group.constraint.minDomains)[0] > g.group.constraint.maxSkew &&
+          this.relatedGroups(g).some((r) => (this.changedAt.get(r) ?? 0) > triedAt.get(g)!),
+      );
+    }
+  }
+
+  /** The groups that count one of the pods this group counts (itself included): those whose state can hold it. */
+  private relatedGroups(g: GroupState): readonly GroupState[] {
+    let found = this.related.get(g);
+    if (found === undefined) {
+      const out = new Set<GroupState>([g]);
+      const seen = new Set<PodInfo['labels']>();
+      for (const pod of g.group.matching) {
+        if (seen.has(pod.labels)) continue;
+        seen.add(pod.labels);
+        for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) out.add(other);
+      }
+      found = [...out];
+      this.related.set(g, found);
+    }
+    return found;
   }
 
   private balanceGroup(g: GroupState, s: SkewStrategy): void {
@@ -519,16 +562,22 @@ class Planner {
           ? undefined
           : 'the replacement would not reduce the skew',
       fallbackTarget: (pod) => this.emptiestNode(g, pod),
+      // A candidate may be another workload's pod that the selector counts: it must not be of higher priority than
+      // the pods the constraint belongs to (the members never are, so they are not held back by it).
+      maxPriority: this.memberPriority(g.group),
     };
-    const found: Array<{ pod: PodInfo; target: NodeInfo | undefined; benefit: number }> = [];
+    const possible = this.otherSkewedGroups(g, candidates);
+    const found: Array<{ pod: PodInfo; target: NodeInfo | undefined; improved: number; excess: number }> = [];
     const refusedWorkloads = new Set<string>();
+    const foundWorkloads = new Set<string>();
     let placementOnly = true;
     let lastReason: string | undefined;
     for (const pod of candidates) {
       // Replicas of one workload on one node fare alike where the scheduler looks unless their spec or volumes
       // differ; a refusal of the pod itself (protection, budget, age, limits) says nothing about the others.
       const wk = `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
-      if (refusedWorkloads.has(wk)) continue;
+      // A replica like one already found would land alike and achieve the same: the first in eviction order stands.
+      if (refusedWorkloads.has(wk) || foundWorkloads.has(wk)) continue;
       const result = this.attempt(pod, rules);
       if (!result.ok) {
         this.skip(pod, s.name, result.reason);
@@ -538,9 +587,11 @@ class Planner {
         continue;
       }
       const benefit = this.benefit(g, pod, result.target);
-      found.push({ pod, target: result.target, benefit: benefit.improved });
-      // Look further only while another candidate could improve more skewed groups than this one does.
-      if (benefit.improved === benefit.possible || found.length >= 4) break;
+      found.push({ pod, target: result.target, ...benefit });
+      foundWorkloads.add(wk);
+      // Look further only while another candidate could improve more skewed groups than this one does, or leave them
+      // closer to their maxSkew.
+      if ((benefit.improved === possible && benefit.excess === 0) || found.length >= 4) break;
     }
     if (found.length === 0) {
       return {
@@ -549,27 +600,66 @@ class Planner {
         lastReason,
       };
     }
-    // Prefer the move that also improves other skewed groups; ties keep the eviction order.
-    const best = found.reduce((a, b) => (b.benefit > a.benefit ? b : a));
+    // Prefer the move that also improves other skewed groups, then the one that leaves them the least skew above
+    // their maxSkew (zones 7/3 by nodes 3+4/2+1: a pod from the fullest node serves the hostname spread too, where a
+    // pod from the other node of the zone would need one more eviction later); ties keep the eviction order.
+    const best = found.reduce((a, b) =>
+      b.improved > a.improved || (b.improved === a.improved && b.excess < a.excess) ? b : a,
+    );
     const reason = s.reason(g.group, g.counts, this.state.nodeOf(best.pod)!, best.target);
     return { kind: 'move', pod: best.pod, target: best.target, reason };
   }
 
-  /** How many other acted-on skewed groups the move improves, and how many it could. */
-  private benefit(g: GroupState, pod: PodInfo, target: NodeInfo | undefined): { improved: number; possible: number } {
+  /**
+   * How many other acted-on groups above their maxSkew select one of the candidates: the most other groups one move
+   * could improve. A candidate of another workload may serve its own workload's spread too, so the search does not
+   * stop at a candidate that improves all of its own groups while another could improve more.
+   */
+  private otherSkewedGroups(g: GroupState, candidates: readonly PodInfo[]): number {
+    const others = new Set<GroupState>();
+    const seen = new Set<PodInfo['labels']>();
+    for (const pod of candidates) {
+      if (seen.has(pod.labels)) continue;
+      seen.add(pod.labels);
+      for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) {
+        if (other === g || others.has(other) || this.skewStrategyOf(other.group) === undefined) continue;
+        const c = other.group.constraint;
+        if (skewTuple(other.counts, c.minDomains)[0] > c.maxSkew) others.add(other);
+      }
+    }
+    return others.size;
+  }
+
+  /** The highest priority among the pods that carry the group's constraint (memoised: a plan never changes it). */
+  private memberPriority(g: SpreadGroup): number {
+    let found = this.memberPriorities.get(g.id);
+    if (found === undefined) {
+      found = -Infinity;
+      for (const pod of g.members) found = Math.max(found, pod.priority);
+      this.memberPriorities.set(g.id, found);
+    }
+    return found;
+  }
+
+  /**
+   * How many other acted-on skewed groups the move improves, and how much skew above maxSkew the other acted-on
+   * groups would have after it (summed).
+   */
+  private benefit(g: GroupState, pod: PodInfo, target: NodeInfo | undefined): { improved: number; excess: number } {
     const from = this.state.nodeOf(pod)!;
     let improved = 0;
-    let possible = 0;
+    let excess = 0;
     for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) {
       const s = other === g ? undefined : this.skewStrategyOf(other.group);
       if (s === undefined) continue;
       const c = other.group.constraint;
+      const after = this.state.tupleAfter(other, pod, from, target);
+      // A group within its maxSkew is not one to improve, but a move that pushes it above is one more to repair.
+      excess += Math.max(0, after[0] - c.maxSkew);
       const before = skewTuple(other.counts, c.minDomains);
-      if (before[0] <= c.maxSkew) continue;
-      possible++;
-      if (s.helps(this.state.tupleAfter(other, pod, from, target), before, false)) improved++;
+      if (before[0] > c.maxSkew && s.helps(after, before, false)) improved++;
     }
-    return { improved, possible };
+    return { improved, excess };
   }
 
   /** nodeFit off: an eligible node in the emptiest domain, ignoring resources and other filters. */

@@ -107,6 +107,11 @@ export interface SpreadGroupView {
   readonly constraint: SpreadConstraint;
   /** Live pods that carry the constraint: their replacements are scheduled under it. */
   readonly members: readonly PodInfo[];
+  /**
+   * Every counted pod the selector matches on an eligible node, members or not: each one counts in its domain, so
+   * moving any of them changes the skew (the descheduler, too, evicts whatever pod the selector counts).
+   */
+  readonly matching: readonly PodInfo[];
   /** node name → domain, eligible nodes only. */
   readonly domainsByNode: ReadonlyMap<string, string>;
   readonly skew: number;
@@ -170,8 +175,8 @@ export interface SkewStrategy<
   /** Detection: whether the policy acts on this group's skew (it is measured and reported either way). */
   actsOn(group: SpreadGroupView, config: C): boolean;
   /**
-   * The candidates of one step, in member order: the live members the constraint selects that run in a fullest
-   * domain. `at` is the node of a live pod (undefined for one already moved or gone); `counts` the domain counts now.
+   * The candidates of one step: the live pods the constraint counts (`matching`, members or not) that run in a
+   * fullest domain. `at` is the node of a live pod (undefined for one already moved or gone); `counts` the domain counts now.
    */
   candidates(
     group: SpreadGroupView,

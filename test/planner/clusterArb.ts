@@ -22,6 +22,21 @@ import type { Policy } from '../../src/policy/types.js';
 
 type Json = Record<string, unknown>;
 
+/**
+ * fast-check parameters of a property test: `runs` cases from its own fixed `seed`, unless FC_SEED (and FC_PATH, both
+ * printed by fast-check on a failure) replay one.
+ */
+export function propertyParams<T>(seed: number, runs: number): fc.Parameters<T> {
+  const override = process.env['FC_SEED'];
+  const path = process.env['FC_PATH'];
+  return {
+    numRuns: runs,
+    seed: override !== undefined ? Number(override) : seed,
+    ...(path !== undefined ? { path } : {}),
+    endOnFailure: false,
+  };
+}
+
 // ---- the generated data ------------------------------------------------------------------------------------------
 
 export const ZONES = ['zone-a', 'zone-b', 'zone-c', 'zone-d'] as const;

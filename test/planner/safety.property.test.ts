@@ -22,6 +22,7 @@ import {
   independentAllowance,
   independentThreshold,
   pdbSelects,
+  propertyParams,
   protections,
   scenarioArb,
   type Built,
@@ -32,14 +33,7 @@ import {
 const RUNS = Number(process.env['FC_RUNS'] ?? 400);
 
 function params(seed: number): fc.Parameters<[Scenario]> {
-  const override = process.env['FC_SEED'];
-  const path = process.env['FC_PATH'];
-  return {
-    numRuns: RUNS,
-    seed: override !== undefined ? Number(override) : seed,
-    ...(path !== undefined ? { path } : {}),
-    endOnFailure: false,
-  };
+  return propertyParams(seed, RUNS);
 }
 
 interface Case {

@@ -564,3 +564,107 @@ describe('volume topology: a pod never leaves the nodes its bound volume can be 
     expect(result.cycles.flatMap((c) => c.evictions)).toEqual([]);
   });
 });
+
+// ---- 6. the fewest evictions when constraints share pods (counterexamples of fewest.property.test.ts) --------------
+
+interface SpreadSpec {
+  readonly key: string;
+  readonly maxSkew?: number;
+  readonly when?: 'DoNotSchedule' | 'ScheduleAnyway';
+  /** The selector: the workload's own pods, or every pod labelled tier=web. */
+  readonly selects?: 'own' | 'tier';
+}
+
+/**
+ * Nodes `zone-letter + index` (e.g. 'a1', 'b2') in their zones; Deployments whose pods (all labelled tier=web) sit
+ * `pods[node]` to a node, each with the given spread constraints.
+ */
+function sharedCluster(
+  nodes: readonly string[],
+  workloads: Record<string, { spread: readonly SpreadSpec[]; pods: Record<string, number> }>,
+): Buildable[] {
+  const out: Buildable[] = nodes.map((n) => makeNode(n).zone(`zone-${n[0]}`));
+  for (const [name, w] of Object.entries(workloads)) {
+    let k = 0;
+    for (const [node, count] of Object.entries(w.pods)) {
+      for (let i = 0; i < count; i++, k++) {
+        let pod = makePod(`${name}-${k}`, 'shop').deployment(name).labels({ app: name, tier: 'web' }).node(node);
+        for (const c of w.spread) {
+          pod = pod.spread({
+            topologyKey: c.key,
+            maxSkew: c.maxSkew ?? 1,
+            whenUnsatisfiable: c.when ?? 'DoNotSchedule',
+            labelSelector: { matchLabels: c.selects === 'tier' ? { tier: 'web' } : { app: name } },
+          });
+        }
+        out.push(pod);
+      }
+    }
+  }
+  return out;
+}
+
+/** Each group's skew above its maxSkew once the plan's replacements run where it said (re-analysed). */
+function skewsAfter(r: Run): number[] {
+  return analyze(applyMoves(r.snapshot, r.moves, 1000), r.policy.spec)
+    .groups.map((g) => g.skew - g.constraint.maxSkew)
+    .filter((excess) => excess > 0);
+}
+
+describe('the fewest evictions when spread constraints share pods', () => {
+  const cases = [
+    {
+      scenario:
+        'zones a (a1, a2) and b (b1, b2), maxSkew 2 by zone and 1 by hostname, pods a1:6 a2:4 → 4 evictions: the ' +
+        'fourth from a2, the fullest node, where one from a1 would leave the hostname spread for a fifth',
+      objects: sharedCluster(['a1', 'a2', 'b1', 'b2'], {
+        web: { spread: [{ key: ZONE, maxSkew: 2 }, { key: HOSTNAME }], pods: { a1: 6, a2: 4 } },
+      }),
+      evictions: 4,
+    },
+    {
+      scenario:
+        'includeSoftConstraints, zones a (a1, a2) and b (b1..b3), web ScheduleAnyway by zone and DoNotSchedule by ' +
+        'hostname with pods b1:4 a1:2, api by zone with a1:2 → 4 evictions: the hostname spread takes its third ' +
+        'pod from b1, not from a1, which would push the zone spread back above its maxSkew',
+      objects: sharedCluster(['a1', 'a2', 'b1', 'b2', 'b3'], {
+        web: { spread: [{ key: ZONE, when: 'ScheduleAnyway' }, { key: HOSTNAME }], pods: { b1: 4, a1: 2 } },
+        api: { spread: [{ key: ZONE }], pods: { a1: 2 } },
+      }),
+      spec: { eviction: LARGE, strategies: { topologySpread: { includeSoftConstraints: true } } },
+      evictions: 4,
+    },
+    {
+      scenario:
+        'zones a/b one node each; web by zone with a1:2; api by zone over every tier=web pod and by hostname (maxSkew ' +
+        '2) with b1:3 → api moves to a1 first, then the web move no longer unbalances the tier=web spread',
+      objects: sharedCluster(['a1', 'b1'], {
+        web: { spread: [{ key: ZONE }], pods: { a1: 2 } },
+        api: {
+          spread: [
+            { key: ZONE, selects: 'tier' },
+            { key: HOSTNAME, maxSkew: 2 },
+          ],
+          pods: { b1: 3 },
+        },
+      }),
+      evictions: 2,
+    },
+    {
+      scenario:
+        'zones a/b one node each; web by zone with a1:2; api by zone over every tier=web pod with a1:2 → one web ' +
+        'pod (which serves both spreads) and one api pod',
+      objects: sharedCluster(['a1', 'b1'], {
+        web: { spread: [{ key: ZONE }], pods: { a1: 2 } },
+        api: { spread: [{ key: ZONE, selects: 'tier' }], pods: { a1: 2 } },
+      }),
+      evictions: 2,
+    },
+  ];
+
+  it.each(named(cases))('%s', (_s, c) => {
+    const r = plan(c.objects, c.spec);
+    expect(r.plan.evictions).toHaveLength(c.evictions);
+    expect(skewsAfter(r)).toEqual([]);
+  });
+});

@@ -24,7 +24,7 @@ import {
   makePvc,
   makeStorageClass,
 } from '../builders.js';
-import { build, scenarioArb } from './clusterArb.js';
+import { build, propertyParams, scenarioArb } from './clusterArb.js';
 
 type Json = Record<string, unknown>;
 type Buildable = Json | { obj(): Json };
@@ -33,14 +33,7 @@ const RUNS = Number(process.env['FC_RUNS'] ?? 200);
 const LARGE = { maxPerCycle: 100, maxPerNode: 100, maxPerNamespace: 100, maxPerWorkload: 100 };
 
 function params<T>(seed: number): fc.Parameters<T> {
-  const override = process.env['FC_SEED'];
-  const path = process.env['FC_PATH'];
-  return {
-    numRuns: RUNS,
-    seed: override !== undefined ? Number(override) : seed,
-    ...(path !== undefined ? { path } : {}),
-    endOnFailure: false,
-  };
+  return propertyParams<T>(seed, RUNS);
 }
 
 // ---- 1. every spread eviction lowers a skew, alone or as part of the plan's set ------------------------------------

@@ -21,12 +21,15 @@ export const topologySpread: SkewStrategy<TopologySpreadConfig, 'topologySpread'
   actsOn: (group, config) =>
     config.enabled && (group.constraint.whenUnsatisfiable === 'DoNotSchedule' || config.includeSoftConstraints),
 
-  // A step moves one pod out of a fullest domain: a pod elsewhere cannot lower the maximum.
+  // A step moves one pod out of a fullest domain: a pod elsewhere cannot lower the maximum. Every pod the selector
+  // counts there is a candidate, not only the pods that carry the constraint: the kube-scheduler counts another
+  // workload's pods the selector matches, so moving one of them lowers this skew as much, and it may lower its own
+  // workload's skew too (two workloads spread by a shared label: one eviction can serve both).
   candidates(group, counts, at) {
     let max = 0;
     for (const n of counts.values()) max = Math.max(max, n);
     const out: PodInfo[] = [];
-    for (const pod of group.members) {
+    for (const pod of group.matching) {
       const node = at(pod);
       if (node === undefined || !matchesSelector(group.constraint.selector, pod.labels)) continue;
       if (counts.get(group.domainsByNode.get(node.name) ?? '') === max) out.push(pod);
