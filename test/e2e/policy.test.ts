@@ -3,6 +3,7 @@
 // policy with Degraded until it is scheduled.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RawPod, TestApiServer } from '../apiserver/index.js';
+import { ClusterCache } from '../../src/operator/clusterCache.js';
 import { nodeCronFactory } from '../../src/operator/policyScheduler.js';
 import { captureLogger } from '../operator/fakes.js';
 import { projectScheduler } from './scheduling.js';
@@ -180,6 +181,16 @@ describe('a replacement that stays Pending', () => {
     // The replacement gets scheduled: the next tick lifts the pause and finishes the job.
     s.controllers.scheduler.setScheduleFunction(projectScheduler());
     await waitFor(() => op.operator.cache.readyCount('shop/Deployment/web') === 6, 5000, 'the replacement to run');
+    // The budget's status follows the Ready count through the disruption controller; a cycle that reads it before
+    // then plans nothing (allowed 0) and leaves the work to the next one.
+    await waitFor(
+      () => {
+        const budget = op.operator.cache.pdb('shop/web');
+        return budget !== undefined && ClusterCache.allowance(budget, 0) === 1;
+      },
+      5000,
+      'the budget to allow a disruption again',
+    );
     await op.operator.tick('balance');
     expect(condition(s, 'balance', 'Degraded')).toMatchObject({ status: 'False' });
     expect(condition(s, 'balance', 'Ready')).toMatchObject({ status: 'True' });
