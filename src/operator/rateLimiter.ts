@@ -8,8 +8,10 @@
 // pauseUntil() holds every request until an instant (the server's Retry-After on a throttling 429), including those
 // already waiting.
 // Two priorities share the one bucket: a 'low' request (an Event) is granted only when no 'normal' request is
-// waiting, so recording what happened never delays an eviction, a status write or a Lease renewal; Events go out
-// in the gaps (pacing leaves many) and after a busy run.
+// waiting and the bucket holds more than half its burst, so recording what happened never delays an eviction, a
+// status write or a Lease renewal. Events go out in the gaps (pacing leaves many) and after a busy run, and never
+// empty the bucket: evictions that become due together (replacements turning Ready at once) still find half the
+// burst, instead of one token every 1/qps behind the Events sent while they waited.
 import type { Clock } from './clock.js';
 
 export interface RateLimiterOptions {
@@ -62,6 +64,8 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   let count = 0;
   const queue: Waiter[] = [];
   const lowQueue: Waiter[] = [];
+  /** Tokens a low request must leave in the bucket (none with a burst of 1: Events would never go out). */
+  const lowReserve = Math.floor(burst / 2);
   let timer: AbortController | undefined;
 
   function refill(now: number): void {
@@ -77,9 +81,10 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
       const from = queue.length > 0 ? queue : lowQueue;
       const head = from[0];
       if (head === undefined) return;
+      const needed = from === lowQueue ? 1 + lowReserve : 1;
       const now = clock.now();
       refill(now);
-      if (now >= notBefore && tokens >= 1) {
+      if (now >= notBefore && tokens >= needed) {
         tokens -= 1;
         from.shift();
         head.done = true;
@@ -89,7 +94,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
         continue;
       }
       if (timer !== undefined) return;
-      const wait = Math.max(notBefore - now, (1 - tokens) * msPerToken, 0);
+      const wait = Math.max(notBefore - now, (needed - tokens) * msPerToken, 0);
       const sleeping = new AbortController();
       timer = sleeping;
       void clock.sleep(Math.max(1, Math.ceil(wait)), sleeping.signal).then(() => {
