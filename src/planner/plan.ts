@@ -8,16 +8,18 @@
 // the group's (skew, domains at max, domains at min), creates no new hard violation and leaves no hard spread group
 // above max(its skew before, its maxSkew); and a run of steps is kept only if it ends with the skew lower, since an
 // eviction that lowers no skew is not worth its disruption. Moves are undoable, so a set that cannot be completed is
-// dropped whole. PodDisruptionBudgets, pod protections, priority and the policy's limits are checked before a move
-// is simulated; a refused candidate is reported in `skipped` and the next candidate is tried, so a spent budget is
-// routed around rather than hit.
+// dropped whole. A group that greedy steps leave at a dead end gets a bounded search for the fewest further moves
+// (searchGroup), and a violation cleared first that left one there is tried after the groups instead (planCycle).
+// PodDisruptionBudgets, pod protections, priority and the policy's limits are checked before a move is simulated; a
+// refused candidate is reported in `skipped` and the next candidate is tried, so a spent budget is routed around
+// rather than hit.
 import { analyze, type Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 import { nodeAdmitsPod } from '../model/admission.js';
 import { MATCH_EVERYTHING } from '../model/labels.js';
 import { matchesNodeSelectorTerm } from '../model/nodeAffinity.js';
 import { computeAllowances } from '../model/pdb.js';
-import { skewTuple } from '../model/spread.js';
+import { skewTuple, type SkewTuple } from '../model/spread.js';
 import { tolerationsText } from '../model/taints.js';
 import type { ClusterSnapshot, NodeInfo, PodInfo, QosClass } from '../model/types.js';
 import { volumeKey, volumesReachable, volumeText } from '../model/volumes.js';
@@ -91,6 +93,10 @@ interface AttemptRules {
   readonly withoutTarget?: boolean;
 }
 
+/** The fallback search of a spread group (searchGroup): replacements it may simulate, and moves in a set. */
+const SEARCH_BUDGET = 2000;
+const SEARCH_DEPTH = 6;
+
 /** Text of a move whose replacement has no node yet (nodeFit off). */
 const NO_CAPACITY =
   'no current node can take its replacement, which stays Pending until capacity is added (nodeFit: false)';
@@ -114,6 +120,8 @@ class Planner {
   private clock = 0;
   private readonly changedAt = new Map<GroupState, number>();
   private readonly related = new Map<GroupState, readonly GroupState[]>();
+  /** Groups whose last greedy step found no candidate the scheduler would place usefully (see searchGroup). */
+  private readonly deadEnds = new Set<GroupState>();
   /** The highest priority of each spread group's members, by group id. */
   private readonly memberPriorities = new Map<string, number>();
 
@@ -121,6 +129,8 @@ class Planner {
     readonly analysis: Analysis,
     private readonly spec: PolicySpec,
     private readonly options: PlanOptions,
+    /** Pods (uids) whose rule violation is cleared after the spread groups, not before (see planCycle). */
+    private readonly postponed: ReadonlySet<string> = new Set(),
   ) {
     const snapshot = analysis.snapshot;
     this.strategies = options.strategies ?? STRATEGIES;
@@ -231,13 +241,17 @@ class Planner {
   }
 
   commit(pod: PodInfo, target: NodeInfo | undefined, strategy: Strategy, reason: string, spreadKey?: string): void {
-    const from = this.state.nodeOf(pod)!;
-    this.budgets.consume(pod);
-    this.limits.consume(pod);
-    this.state.commit(pod, target);
-    this.moves.push({ pod, from, target, strategy, reason, spreadKey });
+    this.place({ pod, from: this.state.nodeOf(pod)!, target, strategy, reason, spreadKey });
     this.clock++;
     for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) this.changedAt.set(g, this.clock);
+  }
+
+  /** Makes the move in the plan's state, without telling the groups it changes (see commit). */
+  private place(move: Move): void {
+    this.budgets.consume(move.pod);
+    this.limits.consume(move.pod);
+    this.state.commit(move.pod, move.target);
+    this.moves.push(move);
   }
 
   /**
@@ -289,7 +303,8 @@ class Planner {
     };
   }
 
-  fixViolations(): void {
+  /** `late`: only the postponed violations (after the spread groups); otherwise all but those. */
+  fixViolations(late = false): void {
     const rank = new Map(this.strategies.rules.map((s, i) => [s.name, i]));
     const order = (v: ViolationRecord): number => rank.get(v.strategy) ?? -1;
     const violations = this.analysis.violations
@@ -300,6 +315,7 @@ class Planner {
     const owners = new Set<string>();
     for (const v of violations) {
       if (!this.stillHolds(v)) continue;
+      if (late !== (v.ruleOwner === undefined && this.postponed.has(v.pod.uid))) continue;
       if (this.limits.cycleFull) {
         this.skip(v.pod, v.strategy, `${this.limits.exceeded(v.pod) ?? 'limit reached'}; left for the next cycle`);
         continue;
@@ -403,6 +419,43 @@ class Planner {
     return best;
   }
 
+  /**
+   * The pods moved to clear a rule violation of their own (no peers) that a spread group left at a dead end counts:
+   * their replacement, placed before the group's moves, may be what holds the group (zone a: a1 a2 a3, zone b: b1 b2
+   * b3 without disk=ssd; pods a1:4 a2:1 b3:1 needing ssd, spread by zone and hostname: the b3 pod cleared first
+   * lands on b1, and once a1→b2 is made, the empty a3 holds the hostname minimum at 0 while zone a is full).
+   */
+  postponable(): Set<string> {
+    const stuck = [...this.deadEnds].filter((g) => this.excessOf(g) > 0);
+    const out = new Set<string>();
+    if (stuck.length === 0 || this.limits.cycleFull) return out;
+    const own = new Set(this.analysis.violations.filter((v) => v.ruleOwner === undefined).map((v) => v.pod.uid));
+    for (const m of this.moves) {
+      if (m.spreadKey !== undefined || !own.has(m.pod.uid)) continue;
+      const groups = this.state.groupsSelecting(m.pod.namespace, m.pod.labels);
+      if (stuck.some((g) => groups.includes(g))) out.add(m.pod.uid);
+    }
+    return out;
+  }
+
+  /** What a plan leaves undone: acted-on violations still holding, acted-on groups above maxSkew, their excess. */
+  leftUndone(): [number, number, number] {
+    const violations = this.analysis.violations.filter((v) => this.actsOn(v) && this.stillHolds(v)).length;
+    let groups = 0;
+    let excess = 0;
+    for (const g of this.state.groups()) {
+      if (this.skewStrategyOf(g.group) === undefined) continue;
+      const e = this.excessOf(g);
+      if (e > 0) [groups, excess] = [groups + 1, excess + e];
+    }
+    return [violations, groups, excess];
+  }
+
+  /** How far the group's skew is above its maxSkew (0 within it). */
+  private excessOf(g: GroupState): number {
+    return Math.max(0, skewTuple(g.counts, g.group.constraint.minDomains)[0] - g.group.constraint.maxSkew);
+  }
+
   // ---- topology spread --------------------------------------------------------------------------------------------
 
   /** The skew strategy that acts on a spread group, if one does (memoised: it depends on the spec only). */
@@ -441,6 +494,13 @@ class Planner {
           skewTuple(g.counts, g.group.constraint.minDomains)[0] > g.group.constraint.maxSkew &&
           this.relatedGroups(g).some((r) => (this.changedAt.get(r) ?? 0) > triedAt.get(g)!),
       );
+    }
+    for (const g of groups) {
+      if (this.limits.cycleFull) return;
+      if (!this.deadEnds.has(g)) continue;
+      if (skewTuple(g.counts, g.group.constraint.minDomains)[0] > g.group.constraint.maxSkew) {
+        this.searchGroup(g, this.skewStrategyOf(g.group)!);
+      }
     }
   }
 
@@ -498,6 +558,7 @@ class Planner {
         [strict, firstSet, mark, lowest] = [true, undefined, this.moves.length, skewTuple(g.counts, c.minDomains)[0]];
         continue;
       }
+      if (step.unrepairable !== undefined) this.deadEnds.add(g);
       // After dropping a set, the skew was still lowered by it: the rest is not known to be unrepairable.
       if (step.unrepairable !== undefined && !strict) this.unrepairable.set(g.group.id, step.unrepairable);
       return;
@@ -526,6 +587,90 @@ class Planner {
       this.lookingAhead = false;
       this.takeBack(mark);
     }
+  }
+
+  /**
+   * Greedy steps, each from a fullest domain, can reach a dead end that another set of moves avoids: zones a/b/c
+   * (c with two nodes), zone maxSkew 2 and hostname maxSkew 1 with minDomains 4, pods b1:6 c1:3. Greedy moves b1→a1,
+   * then no node passes both filters; moving c1→c2 first lifts the hostname minimum and opens the way (four
+   * evictions). So for a group greedy left at such a dead end, once every group has had its turn (a group held by
+   * another's counts is not searched for while greedy may still free it), the fewest further moves that bring it to
+   * maxSkew are searched for, by iterative deepening over every pod the group counts (replicas alike where the
+   * scheduler looks tried once), each one checked by attempt() as any step is, and kept only if it does not raise
+   * the group's skew. Among the smallest sets, the one that leaves the related acted-on groups the least skew above
+   * their maxSkew is planned. The search stops after SEARCH_BUDGET simulated replacements, so a large cluster does
+   * not pay for it; without a set found, nothing is added.
+   */
+  private searchGroup(g: GroupState, s: SkewStrategy): boolean {
+    if (this.limits.cycleFull) return false;
+    const c = g.group.constraint;
+    const start = this.moves.length;
+    const rules = (before: SkewTuple): AttemptRules => ({
+      strategy: s.name,
+      helps: (pod, target, from) =>
+        target !== from && this.state.tupleAfter(g, pod, from, target)[0] <= before[0]
+          ? undefined
+          : 'the replacement would raise the skew',
+      fallbackTarget: (pod) => this.emptiestNode(g, pod),
+      maxPriority: this.memberPriority(g.group),
+    });
+    let budget = SEARCH_BUDGET;
+    let found: { moves: Move[]; excess: number } | undefined;
+    // A set of moves makes the same state whatever their order: a state is searched once per depth left.
+    const seen = new Map<string, number>();
+    const descend = (left: number): void => {
+      const before = skewTuple(g.counts, c.minDomains);
+      if (before[0] <= c.maxSkew) {
+        const excess = this.relatedExcess(g);
+        if (found === undefined || excess < found.excess) found = { moves: this.moves.slice(start), excess };
+        return;
+      }
+      // A move takes one pod from a domain and adds at most one to another: the skew falls by 2 at most.
+      if (2 * left < before[0] - c.maxSkew) return;
+      const key = this.moves
+        .slice(start)
+        .map((m) => `${replicaKey(m.pod)}\u0000${m.target?.name ?? ''}`)
+        .sort()
+        .join('\u0001');
+      if ((seen.get(key) ?? -1) >= left) return;
+      seen.set(key, left);
+      const tried = new Set<string>();
+      for (const pod of g.group.matching) {
+        const node = this.liveAt(pod);
+        if (node === undefined || !g.group.domainsByNode.has(node.name)) continue;
+        const wk = replicaKey(pod);
+        if (tried.has(wk)) continue;
+        if (budget-- <= 0) return;
+        const result = this.attempt(pod, rules(before));
+        if (!result.ok) {
+          if (result.placement) tried.add(wk);
+          continue;
+        }
+        tried.add(wk);
+        this.place({ pod, from: node, target: result.target, strategy: s.name, reason: '', spreadKey: c.topologyKey });
+        descend(left - 1);
+        this.takeBack(this.moves.length - 1);
+      }
+    };
+    for (let depth = 1; depth <= SEARCH_DEPTH && found === undefined && budget > 0; depth++) {
+      seen.clear();
+      descend(depth);
+    }
+    if (found === undefined) return false;
+    for (const m of found.moves) {
+      this.commit(m.pod, m.target, s.name, s.reason(g.group, g.counts, m.from, m.target), c.topologyKey);
+    }
+    this.unrepairable.delete(g.group.id);
+    return true;
+  }
+
+  /** How much skew above their maxSkew the acted-on groups related to `g` (itself excluded) have, summed. */
+  private relatedExcess(g: GroupState): number {
+    let excess = 0;
+    for (const other of this.relatedGroups(g)) {
+      if (other !== g && this.skewStrategyOf(other.group) !== undefined) excess += this.excessOf(other);
+    }
+    return excess;
   }
 
   /** Drops the moves after `mark` without reporting them (see rollback for moves that are refused). */
@@ -575,7 +720,7 @@ class Planner {
     for (const pod of candidates) {
       // Replicas of one workload on one node fare alike where the scheduler looks unless their spec or volumes
       // differ; a refusal of the pod itself (protection, budget, age, limits) says nothing about the others.
-      const wk = `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
+      const wk = replicaKey(pod);
       // A replica like one already found would land alike and achieve the same: the first in eviction order stands.
       if (refusedWorkloads.has(wk) || foundWorkloads.has(wk)) continue;
       const result = this.attempt(pod, rules);
@@ -678,6 +823,14 @@ class Planner {
   }
 }
 
+/**
+ * Replicas of one workload on one node fare alike where the scheduler looks unless their spec or volumes differ:
+ * pods with the same key are interchangeable as candidates of a move.
+ */
+function replicaKey(pod: PodInfo): string {
+  return `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
+}
+
 function ownerKey(strategy: string, owner: PodInfo): string {
   return `${strategy}\u0000${owner.uid}`;
 }
@@ -717,12 +870,32 @@ function conflictDegrees(violations: readonly ViolationRecord[]): Map<string, nu
   return degree;
 }
 
+/** Lexicographic order of what two plans leave undone, then their evictions. */
+function lessUndone(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}
+
 /** One planning cycle: analysis, then the plan. Pure: the same snapshot and policy give the same plan. */
 export function planCycle(snapshot: ClusterSnapshot, policy: Policy, options: PlanOptions = {}): PlanOutcome {
   const analysis = analyze(snapshot, policy.spec, options.strategies);
-  const planner = new Planner(analysis, policy.spec, options);
+  let planner = new Planner(analysis, policy.spec, options);
   planner.fixViolations();
   planner.balanceGroups();
+  // Rule violations are cleared first, each replacement placed by the spread counts of that moment. When that left
+  // a spread group at a dead end, the plan is made again with those violations cleared after the spread groups, and
+  // kept if it leaves less undone (fewer violations, then fewer groups above maxSkew, then less skew above it) or as
+  // much in fewer moves.
+  const postponed = planner.postponable();
+  if (postponed.size > 0) {
+    const other = new Planner(analysis, policy.spec, options, postponed);
+    other.fixViolations();
+    other.balanceGroups();
+    other.fixViolations(true);
+    if (lessUndone([...other.leftUndone(), other.moves.length], [...planner.leftUndone(), planner.moves.length])) {
+      planner = other;
+    }
+  }
   const plan = buildPlanReport({
     policy,
     analysis,

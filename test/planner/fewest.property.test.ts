@@ -41,7 +41,7 @@
 //
 // The exact property (a) runs on clusters whose constraints select their own workload's pods; with selectors
 // shared between workloads the greedy planner is known to miss the minimum now and then, so there only the bounds
-// that hold whatever the order are checked (see the second property and the `it.fails` note below).
+// that hold whatever the order are checked (see the second property).
 //
 // Properties, per generated cluster (planCycle with large limits, no PDBs, ample allocatable):
 //  (a) best <= CAP: every planned replacement lands on a node the oracle allows; the plan has at least `best`
@@ -649,12 +649,12 @@ describe('the fewest evictions (exhaustive search over small clusters, fast-chec
     expect(tally.nonzero, JSON.stringify(tally)).toBeGreaterThan(RUNS / 10);
   });
 
-  // A known limitation, kept as an executable note (vitest's `fails`: this passes while the planner falls short).
   // Zone a: a1 a2 a3, zone b: b1 b2 b3 (b3 without disk=ssd); web needs disk=ssd and spreads by zone and hostname,
   // maxSkew 1 each; pods a1:4 a2:1 b3:1. Four evictions balance (three spread moves a1→b1, a1→b2, a1→a3, then the
-  // pod on b3 to b1). The planner clears the b3 violation first (to b1), moves one pod a1→b2, and is then stuck: the
-  // empty a3 holds the hostname minimum at 0, so no node passes both filters. It plans 2 and stops unbalanced.
-  it.fails('known: clearing a node-affinity violation first can leave the spread unrepairable', () => {
+  // pod on b3 to b1). Clearing the b3 violation first (to b1) and moving one pod a1→b2 is a dead end: the empty a3
+  // holds the hostname minimum at 0, so no node passes both filters. Too rare for the generator to find at 10,000
+  // runs, so it is kept here.
+  it('a node-affinity violation whose clearing first would leave the spread at a dead end is cleared after it', () => {
     const ssd = { ssd: true, tainted: false };
     const g: ClusterGen = {
       zones: [
