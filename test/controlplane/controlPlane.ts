@@ -291,9 +291,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         // A watch is logged when its response starts and again when it ends; it counts once, when it started.
         const events: AuditEvent[] = [];
         const started = new Set<string>();
-        for (const line of text.split('\n')) {
+        const lines = text.split('\n');
+        // The API server may be writing the last event right now: only lines it has ended are read.
+        lines.pop();
+        for (const [i, line] of lines.entries()) {
           if (line === '') continue;
-          const event = JSON.parse(line) as AuditEvent & { stage: string; auditID: string };
+          const event = parseAuditLine(line, `${auditLog}:${i + 1}`);
           if (event.stage === 'ResponseStarted') {
             started.add(event.auditID);
             events.push(event);
@@ -372,4 +375,19 @@ function adminClient(
       req.on('error', reject);
       req.end(payload);
     });
+}
+
+/**
+ * One line of the audit log. A kube-apiserver killed mid-write leaves a cut event that the restarted one's first
+ * event continues on the same line: the last event that starts on the line is the complete one.
+ */
+export function parseAuditLine(line: string, where: string): AuditEvent & { stage: string; auditID: string } {
+  type Line = AuditEvent & { stage: string; auditID: string };
+  try {
+    return JSON.parse(line) as Line;
+  } catch (err) {
+    const last = line.lastIndexOf('{"kind":"Event"');
+    if (last > 0) return parseAuditLine(line.slice(last), where);
+    throw new Error(`${where}: not an audit event: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
