@@ -75,10 +75,10 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       return res.text();
     },
     logs() {
-      return readFileSync(proc.logFile, 'utf8')
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = readFileSync(proc.logFile, 'utf8').split('\n');
+      // The operator may be writing its last line right now: only the lines it has ended are read.
+      lines.pop();
+      return lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     },
     usage() {
       try {
