@@ -491,14 +491,13 @@ class Planner {
       if (this.limits.cycleFull) return;
       pending = pending.filter(
         (g) =>
-          skewTuple(g.counts, g.group.constraint.minDomains)[0] > g.group.constraint.maxSkew &&
-          this.relatedGroups(g).some((r) => (this.changedAt.get(r) ?? 0) > triedAt.get(g)!),
+          this.excessOf(g) > 0 && this.relatedGroups(g).some((r) => (this.changedAt.get(r) ?? 0) > triedAt.get(g)!),
       );
     }
     for (const g of groups) {
       if (this.limits.cycleFull) return;
       if (!this.deadEnds.has(g)) continue;
-      if (skewTuple(g.counts, g.group.constraint.minDomains)[0] > g.group.constraint.maxSkew) {
+      if (this.excessOf(g) > 0) {
         this.searchGroup(g, this.skewStrategyOf(g.group)!);
       }
     }
@@ -508,17 +507,22 @@ class Planner {
   private relatedGroups(g: GroupState): readonly GroupState[] {
     let found = this.related.get(g);
     if (found === undefined) {
-      const out = new Set<GroupState>([g]);
-      const seen = new Set<PodInfo['labels']>();
-      for (const pod of g.group.matching) {
-        if (seen.has(pod.labels)) continue;
-        seen.add(pod.labels);
-        for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) out.add(other);
-      }
-      found = [...out];
+      found = [...this.groupsCounting(g.group.matching).add(g)];
       this.related.set(g, found);
     }
     return found;
+  }
+
+  /** The groups that count one of `pods` (pods of one namespace; each label set is looked up once). */
+  private groupsCounting(pods: readonly PodInfo[]): Set<GroupState> {
+    const out = new Set<GroupState>();
+    const seen = new Set<PodInfo['labels']>();
+    for (const pod of pods) {
+      if (seen.has(pod.labels)) continue;
+      seen.add(pod.labels);
+      for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) out.add(other);
+    }
+    return out;
   }
 
   private balanceGroup(g: GroupState, s: SkewStrategy): void {
@@ -761,18 +765,11 @@ class Planner {
    * stop at a candidate that improves all of its own groups while another could improve more.
    */
   private otherSkewedGroups(g: GroupState, candidates: readonly PodInfo[]): number {
-    const others = new Set<GroupState>();
-    const seen = new Set<PodInfo['labels']>();
-    for (const pod of candidates) {
-      if (seen.has(pod.labels)) continue;
-      seen.add(pod.labels);
-      for (const other of this.state.groupsSelecting(pod.namespace, pod.labels)) {
-        if (other === g || others.has(other) || this.skewStrategyOf(other.group) === undefined) continue;
-        const c = other.group.constraint;
-        if (skewTuple(other.counts, c.minDomains)[0] > c.maxSkew) others.add(other);
-      }
+    let n = 0;
+    for (const other of this.groupsCounting(candidates)) {
+      if (other !== g && this.skewStrategyOf(other.group) !== undefined && this.excessOf(other) > 0) n++;
     }
-    return others.size;
+    return n;
   }
 
   /** The highest priority among the pods that carry the group's constraint (memoised: a plan never changes it). */
