@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { loadKubeconfig, type Credentials } from '../src/live/credentials.js';
+import { loadKubeconfig, type Credentials } from '../src/kube/credentials.js';
 import { createOperator } from '../src/operator/operator.js';
 import type { ClusterShape } from './clusters.js';
 

@@ -3,7 +3,7 @@
 // Run in a fresh process per size so RSS is not polluted by other cases:
 //   node --expose-gc dist/bench/memory.js <pods> <nodes>
 import { ClusterCache } from '../src/operator/clusterCache.js';
-import { systemClock } from '../src/operator/clock.js';
+import { systemClock } from '../src/clock.js';
 import { convertNamespace, convertNode } from '../src/snapshot/convert.js';
 import { clusterObjects, type ClusterShape } from './clusters.js';
 

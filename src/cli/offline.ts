@@ -2,7 +2,7 @@
 // kubeconfig (read-only, paginated), nothing evicted either way.
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
-import { findCredentials, loadCredentials, NO_CREDENTIALS, processEnvironment } from '../live/kubeconfig.js';
+import { findCredentials, loadCredentials, NO_CREDENTIALS, processEnvironment } from '../kube/kubeconfig.js';
 import { kubeGetter, readCluster } from '../live/read.js';
 import type { ClusterSnapshot } from '../model/types.js';
 import { planCycle } from '../planner/plan.js';

@@ -6,8 +6,8 @@
 // API server may not serve storage objects. Their 404 is "none", and a 403 on them is a warning (a read-only role
 // without storage access still gets a plan); a failure on the core kinds the plan needs is an error.
 import type * as https from 'node:https';
-import type { Credentials } from './credentials.js';
-import { requestText, type TextAnswer } from './httpRequest.js';
+import type { Credentials } from '../kube/credentials.js';
+import { requestText, type TextAnswer } from '../kube/httpRequest.js';
 import { isObj } from '../model/rawJson.js';
 
 export interface ListedKind {

@@ -35,8 +35,8 @@ import {
   makePriorityResolver,
   type PriorityResolver,
 } from '../snapshot/convert.js';
-import type { Clock } from './clock.js';
-import type { Cached, InformerHandlers } from './informers.js';
+import type { Clock } from '../clock.js';
+import type { Cached, InformerHandlers } from '../kube/informers.js';
 import { readPersisted, type PersistedState } from './status.js';
 
 export interface PodEntry {

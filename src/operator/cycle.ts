@@ -23,11 +23,11 @@ import type { AbortReason, CycleResult } from '../metrics/names.js';
 import type { PlanOutcome } from '../planner/plan.js';
 import { countSkipReasons } from '../planner/skipReasons.js';
 import type { Policy } from '../policy/types.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 import type { CycleTrigger } from './debounce.js';
 import type { ClusterCache, LastPlanStatus, PolicyEntry } from './clusterCache.js';
 import type { EventRecorder, EventTarget } from './events.js';
-import { PolicyRun, type Degradation, type RunDeps, type RunResult } from './executor.js';
+import { PolicyRun, type Degradation, type RunDeps, type RunResult } from './eviction/executor.js';
 import {
   asDryRun,
   createEvictionGate,
@@ -36,7 +36,7 @@ import {
   windowNow,
   type WindowClosedDuringCycle,
 } from './maintenanceWindows.js';
-import type { LoopDetection } from './pacing.js';
+import type { LoopDetection } from './eviction/pacing.js';
 import {
   buildStatus,
   POLICY_GROUP,

@@ -3,7 +3,7 @@
 // stream of changes (a rolling node upgrade) still gets a cycle. A fire carries the first change's kind and what
 // changed, for the log line and the metric label. Time comes from the injected clock.
 import type { CycleTriggerLabel } from '../metrics/names.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 
 /** What started a cycle (label `trigger` of rebalancer_cycles_total). */
 export type CycleTrigger = CycleTriggerLabel;

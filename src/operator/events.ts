@@ -17,7 +17,7 @@
 // client-go drops when its queue is full.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 
 export interface EventTarget {
   readonly apiVersion: string;

@@ -6,8 +6,8 @@
 // otherwise wait behind the rate limiter and reach the API server after it.
 import type { Policy } from '../policy/types.js';
 import { compileWindows, describeInstant, windowState } from '../policy/windows.js';
-import type { Clock } from './clock.js';
-import type { EvictionGate } from './executor.js';
+import type { Clock } from '../clock.js';
+import type { EvictionGate } from './eviction/executor.js';
 
 export const WINDOW_END_GUARD_MS = 1_000;
 

@@ -3,7 +3,7 @@
 // succeeded (suspended policies are skipped), 1 when one failed: an invalid spec, a failed or interrupted cycle, a
 // Degraded pause, or caches that did not sync in time. The reasons go to the log and, one line, to stderr.
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { OnceResult, Operator } from './operator.js';
 
 export const DEFAULT_SYNC_TIMEOUT_MS = 120_000;

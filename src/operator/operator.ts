@@ -11,29 +11,34 @@
 //   own client and limiter, and every eviction is fenced on the renew deadline at the moment it is sent
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { Credentials } from '../live/credentials.js';
+import type { Credentials } from '../kube/credentials.js';
 import type { Registry } from 'prom-client';
 import { createMetrics, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { NamespaceInfo, NodeInfo, PriorityClassInfo } from '../model/types.js';
 import { convertNamespace, convertNode, convertPriorityClass } from '../snapshot/convert.js';
-import type { BackoffOptions } from './backoff.js';
-import { systemClock, type Clock } from './clock.js';
+import type { BackoffOptions } from '../kube/backoff.js';
+import { systemClock, type Clock } from '../clock.js';
 import { ClusterCache, type PdbEntry, type PodEntry, type PolicyEntry } from './clusterCache.js';
 import { PolicyController } from './cycle.js';
 import { createEventRecorder, type EventRecorder } from './events.js';
-import { DEFAULT_RETRY, type RetryOptions } from './evictionRetry.js';
-import { createApiEvictor, type Evictor } from './evictor.js';
-import { PdbLedger } from './pdbLedger.js';
+import { DEFAULT_RETRY, type RetryOptions } from './eviction/evictionRetry.js';
+import { createApiEvictor, type Evictor } from './eviction/evictor.js';
+import { PdbLedger } from './eviction/pdbLedger.js';
 import { createHttpHandler, type RequestHandler } from './httpServer.js';
-import { pageParams, SupervisedInformer, type InformerSpec } from './informers.js';
+import { pageParams, SupervisedInformer, type InformerSpec } from '../kube/informers.js';
 import { volumeInformers } from './volumeInformers.js';
-import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
-import { alwaysLeader, createLeaderElector, type LeaderElectionOptions, type LeaderElector } from './leaderElection.js';
+import { createKubeClients, type KubeClients, type ThrottleListener } from '../kube/kubeClient.js';
+import {
+  alwaysLeader,
+  createLeaderElector,
+  type LeaderElectionOptions,
+  type LeaderElector,
+} from '../kube/leaderElection.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
-import { createRateLimiter, type RateLimiter } from './rateLimiter.js';
+import { createRateLimiter, type RateLimiter } from '../kube/rateLimiter.js';
 import { Triggers, watchNodeChanges } from './triggers.js';
 import { POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, readPolicy, writePolicyStatus } from './status.js';
-import { InFlightEvictions } from './inFlight.js';
+import { InFlightEvictions } from './eviction/inFlight.js';
 
 export const COMPONENT = 'kube-rebalancer';
 
@@ -45,7 +50,7 @@ export interface LeaderElectionTimings {
 }
 
 export interface OperatorDeps {
-  /** Where the API server is and how to authenticate (live/credentials.ts; client-node's KubeConfig fits too). */
+  /** Where the API server is and how to authenticate (kube/credentials.ts; client-node's KubeConfig fits too). */
   readonly kubeConfig: Credentials;
   readonly logger: Logger;
   readonly registry: Registry;

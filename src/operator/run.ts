@@ -13,14 +13,14 @@ import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
 import { InputError } from '../errors.js';
-import type { Credentials } from '../live/credentials.js';
+import type { Credentials } from '../kube/credentials.js';
 import {
   describeSource,
   findCredentials,
   loadCredentials,
   NO_CREDENTIALS,
   processEnvironment,
-} from '../live/kubeconfig.js';
+} from '../kube/kubeconfig.js';
 import { runOnce } from './once.js';
 import { createOperator } from './operator.js';
 

@@ -17,7 +17,7 @@
 //   Ready      True when the policy is valid, not suspended and not degraded: it runs on its schedule.
 //   OutsideWindow  (only for a policy with spec.windows) True outside every maintenance window, with the next
 //              window's start; reason WindowClosed when a window ended during a cycle (maintenanceWindows.ts).
-import type { KubeApi } from './kubeClient.js';
+import type { KubeApi } from '../kube/kubeClient.js';
 import type { LastPlanStatus, PolicyCondition } from './clusterCache.js';
 
 export const POLICY_GROUP = 'rebalancer.dev';

@@ -6,10 +6,10 @@
 // node controller adds then are.
 import type { Logger } from 'pino';
 import type { NodeInfo, Taint } from '../model/types.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 import type { PolicyEntry } from './clusterCache.js';
 import { Debouncer, type CycleTrigger, type Fired } from './debounce.js';
-import type { Cached, InformerHandlers } from './informers.js';
+import type { Cached, InformerHandlers } from '../kube/informers.js';
 
 function taintText(t: Taint): string {
   return `${t.key}=${t.value}:${t.effect}`;

@@ -4,8 +4,8 @@
 import type { PersistentVolumeClaimInfo, PersistentVolumeInfo, StorageClassInfo } from '../model/types.js';
 import { convertPersistentVolume, convertPersistentVolumeClaim, convertStorageClass } from '../snapshot/convert.js';
 import type { ClusterCache } from './clusterCache.js';
-import { pageParams, SupervisedInformer, type InformerDeps } from './informers.js';
-import type { KubeClients } from './kubeClient.js';
+import { pageParams, SupervisedInformer, type InformerDeps } from '../kube/informers.js';
+import type { KubeClients } from '../kube/kubeClient.js';
 
 export function volumeInformers(
   clients: KubeClients,

@@ -3,7 +3,7 @@
 // A leader killed with SIGKILL mid-run is tested on the real control plane (test/integration/leader.test.ts).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestApiServer } from '../apiserver/index.js';
-import type { Evictor, EvictionTarget } from '../../src/operator/evictor.js';
+import type { Evictor, EvictionTarget } from '../../src/operator/eviction/evictor.js';
 import {
   createDeployment,
   createPolicy,

@@ -2,7 +2,7 @@
 // so a burst of 500 evictions (with their Events) never arrives faster than the configured QPS; a 429 carrying
 // Retry-After pauses every request for that long and the throttled request is sent again. Only upper bounds are
 // asserted: a loaded machine makes the operator slower, never faster, and the exact rate on a manual clock is
-// test/operator/rateLimiter.test.ts's.
+// test/kube/rateLimiter.test.ts's.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TestApiServer } from '../apiserver/index.js';
 import {

@@ -3,7 +3,7 @@
 //     election create/get/update and release, dry-run and real evictions, Events created and aggregated, status
 //     writes) runs against the test API server, whose request log gives (verb, group, resource/subresource,
 //     namespace) of each request;
-//  2. static: every request method of the facade in src/operator/kubeClient.ts (named as client-node's typed APIs
+//  2. static: every request method of the facade in src/kube/kubeClient.ts (named as client-node's typed APIs
 //     name them) and every such method called in src/operator is looked up in the table below (an unknown method,
 //     or a request sent outside the facade, fails the test, so a new call cannot slip past), and every watch path of
 //     the informers is listed;
@@ -108,7 +108,7 @@ function clientMethodNames(): Set<string> {
   return names;
 }
 
-/** The facade every request goes through (src/operator/kubeClient.ts): the method names `kubeApi` defines. */
+/** The facade every request goes through (src/kube/kubeClient.ts): the method names `kubeApi` defines. */
 function facadeMethods(text: string): string[] {
   const body = text.slice(text.indexOf('export function kubeApi('), text.indexOf('export type KubeApi'));
   return [...body.matchAll(/^\s+([a-z][A-Za-z0-9]*): \(/gm)].map((m) => m[1]!);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main } from '../../src/cli/program.js';
-import { findCredentials, loadCredentials } from '../../src/live/kubeconfig.js';
+import { findCredentials, loadCredentials } from '../../src/kube/kubeconfig.js';
 import { kubeGetter, LISTED_KINDS, listKind, readCluster, type Getter, type HttpAnswer } from '../../src/live/read.js';
 import { readCrdFile, startTestApiServer, type TestApiServer } from '../apiserver/index.js';
 

@@ -8,8 +8,8 @@ import {
   convertPriorityClass,
   convertStorageClass,
 } from '../../src/snapshot/convert.js';
-import type { Cached } from '../../src/operator/informers.js';
-import type { Clock } from '../../src/operator/clock.js';
+import type { Cached } from '../../src/kube/informers.js';
+import type { Clock } from '../../src/clock.js';
 
 type Raw = Record<string, unknown>;
 type Buildable = Raw | { obj(): Raw };

@@ -1,7 +1,7 @@
 // Fakes for the operator's ports (fakes over mocks): a manual clock, a cron that ticks on demand, and a pino
 // logger whose lines are kept in memory so tests can assert on them.
 import { pino, type Logger } from 'pino';
-import type { Clock } from '../../src/operator/clock.js';
+import type { Clock } from '../../src/clock.js';
 import type { CronFactory } from '../../src/operator/policyScheduler.js';
 
 /** A clock that moves only when told; sleepers wake in time order as it advances. */

@@ -1,10 +1,10 @@
 // Before an eviction: the pod's PodDisruptionBudget must allow one more disruption. Waiting for it here, bounded by
 // replacementTimeout, is cheaper than calling the Eviction API and being refused.
-import type { EvictionResult } from '../metrics/names.js';
-import { pdbKey } from '../model/pdb.js';
-import type { PodInfo } from '../model/types.js';
-import { multipleBudgetsRefusal } from '../planner/budget.js';
-import { ClusterCache, pdbWaitKey, type PdbEntry } from './clusterCache.js';
+import type { EvictionResult } from '../../metrics/names.js';
+import { pdbKey } from '../../model/pdb.js';
+import type { PodInfo } from '../../model/types.js';
+import { multipleBudgetsRefusal } from '../../planner/budget.js';
+import { ClusterCache, pdbWaitKey, type PdbEntry } from '../clusterCache.js';
 import type { PdbLedger } from './pdbLedger.js';
 
 export type BudgetAnswer =

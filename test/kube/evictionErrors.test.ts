@@ -1,7 +1,7 @@
 // One table maps every Eviction API answer to a typed error: code, metric result, retryability, Retry-After.
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { classifyEvictionError, retryAfterMs } from '../../src/operator/evictionErrors.js';
+import { classifyEvictionError, retryAfterMs } from '../../src/kube/evictionErrors.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 

@@ -1,7 +1,7 @@
 // The wall clock's sleep: delays beyond setTimeout's 32-bit limit (a maintenance window a year away) are slept in
 // steps instead of firing after 1 ms, and an abort still wakes the sleeper at once.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { systemClock } from '../../src/operator/clock.js';
+import { systemClock } from '../src/clock.js';
 
 const DAY = 86_400_000;
 

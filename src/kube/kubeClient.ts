@@ -4,7 +4,7 @@
 // Requests are Node's own http(s) with plain JSON, not client-node's typed clients: importing client-node evaluates
 // every generated model and API class (about 50 MiB resident for code never called), and its clients deserialize each
 // answer a second time into model objects. The surface the operator uses is small (lists, watches, evictions, Events,
-// status patches, the Lease) and named here as client-node names it. Credentials come from live/credentials.ts.
+// status patches, the Lease) and named here as client-node names it. Credentials come from credentials.ts.
 //
 // Connections: one shared keep-alive agent per set of TLS options (CA, client certificate, servername...; keyed by a
 // hash of them, so rotated credentials get a new pool), with at most `maxSockets` connections, which also bounds the
@@ -24,9 +24,9 @@ import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { createInterface } from 'node:readline';
-import type { Credentials } from '../live/credentials.js';
-import { requestText, type TextAnswer } from '../live/httpRequest.js';
-import type { Clock } from './clock.js';
+import type { Credentials } from './credentials.js';
+import { requestText, type TextAnswer } from './httpRequest.js';
+import type { Clock } from '../clock.js';
 import { hasDisruptionBudgetCause, retryAfterMs, statusOf } from './evictionErrors.js';
 import type { RateLimiter } from './rateLimiter.js';
 

@@ -2,8 +2,8 @@
 // arrival patterns, that no interval of length T ever sees more than burst + qps × T grants.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, RateLimiterConfigError } from '../../src/operator/rateLimiter.js';
-import { ManualClock } from './fakes.js';
+import { createRateLimiter, RateLimiterConfigError } from '../../src/kube/rateLimiter.js';
+import { ManualClock } from '../operator/fakes.js';
 
 async function grantTimes(clock: ManualClock, qps: number, burst: number, arrivals: number[]): Promise<number[]> {
   const limiter = createRateLimiter({ qps, burst, clock });

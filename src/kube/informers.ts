@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import { FieldError } from '../errors.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 import type { LimitedWatch, ListAnswer } from './kubeClient.js';
 
 /** What an informer stores per object: identity, version and the compact value (undefined if it did not convert). */

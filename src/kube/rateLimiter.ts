@@ -12,7 +12,7 @@
 // status write or a Lease renewal. Events go out in the gaps (pacing leaves many) and after a busy run, and never
 // empty the bucket: evictions that become due together (replacements turning Ready at once) still find half the
 // burst, instead of one token every 1/qps behind the Events sent while they waited.
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 
 export interface RateLimiterOptions {
   /** Sustained requests per second; must be > 0. */

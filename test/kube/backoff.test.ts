@@ -1,6 +1,6 @@
 // Capped exponential backoff with injected randomness.
 import { describe, expect, it } from 'vitest';
-import { Backoff, backoffDelay } from '../../src/operator/backoff.js';
+import { Backoff, backoffDelay } from '../../src/kube/backoff.js';
 
 describe('backoff', () => {
   it('doubles from the initial delay up to the cap, jitter on top but never past the cap', () => {

@@ -11,9 +11,9 @@
 // Loop detection (the `cooldown` of DESIGN.md): a replacement is a pod of W that did not exist before the eviction.
 // When one is scheduled back onto the node its pod was evicted from, or into the same domain of a topology key the
 // move was meant to change, the move achieved nothing; `onLoop` is told once, and the caller holds W for the cooldown.
-import type { NodeInfo, PodInfo } from '../model/types.js';
-import type { Strategy } from '../planner/types.js';
-import { ClusterCache, pdbWaitKey, workloadWaitKey, type PdbEntry } from './clusterCache.js';
+import type { NodeInfo, PodInfo } from '../../model/types.js';
+import type { Strategy } from '../../planner/types.js';
+import { ClusterCache, pdbWaitKey, workloadWaitKey, type PdbEntry } from '../clusterCache.js';
 
 /** What is remembered about one eviction for pacing and loop detection. */
 export interface EvictionRecord {

@@ -1,9 +1,14 @@
 // Loop detection: which topology keys a move was meant to change, and when a replacement landed back.
 import { describe, expect, it } from 'vitest';
-import { landedBack, loopKeysFor, waitForReplacement, type EvictionRecord } from '../../src/operator/pacing.js';
-import { buildSnapshot, makeNode, makePod, ZONE, HOSTNAME } from '../builders.js';
-import { deletePod, newCache } from './cacheFixtures.js';
-import { flush, ManualClock } from './fakes.js';
+import {
+  landedBack,
+  loopKeysFor,
+  waitForReplacement,
+  type EvictionRecord,
+} from '../../../src/operator/eviction/pacing.js';
+import { buildSnapshot, makeNode, makePod, ZONE, HOSTNAME } from '../../builders.js';
+import { deletePod, newCache } from '../cacheFixtures.js';
+import { flush, ManualClock } from '../fakes.js';
 
 const snapshot = buildSnapshot([
   makeNode('a1').zone('zone-a'),

@@ -4,18 +4,18 @@
 import { ApiException } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/metrics/metrics.js';
-import { systemClock } from '../../src/operator/clock.js';
-import type { EventRecorder, EventTarget, EventType } from '../../src/operator/events.js';
-import { PolicyRun, type EvictionGate, type RunDeps } from '../../src/operator/executor.js';
-import { createApiEvictor, type EvictionTarget, type Evictor } from '../../src/operator/evictor.js';
-import { PdbLedger } from '../../src/operator/pdbLedger.js';
-import type { PlanOutcome } from '../../src/planner/plan.js';
-import { parsePolicy } from '../../src/policy/parse.js';
-import { makeNode, makePdb, makePod, makePolicy, ZONE } from '../builders.js';
-import { apply, deletePod, newCache } from './cacheFixtures.js';
-import { captureLogger } from './fakes.js';
-import { InFlightEvictions } from '../../src/operator/inFlight.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
+import { systemClock } from '../../../src/clock.js';
+import type { EventRecorder, EventTarget, EventType } from '../../../src/operator/events.js';
+import { PolicyRun, type EvictionGate, type RunDeps } from '../../../src/operator/eviction/executor.js';
+import { createApiEvictor, type EvictionTarget, type Evictor } from '../../../src/operator/eviction/evictor.js';
+import { PdbLedger } from '../../../src/operator/eviction/pdbLedger.js';
+import type { PlanOutcome } from '../../../src/planner/plan.js';
+import { parsePolicy } from '../../../src/policy/parse.js';
+import { makeNode, makePdb, makePod, makePolicy, ZONE } from '../../builders.js';
+import { apply, deletePod, newCache } from '../cacheFixtures.js';
+import { captureLogger } from '../fakes.js';
+import { InFlightEvictions } from '../../../src/operator/eviction/inFlight.js';
 
 interface RecordedEvent {
   target: EventTarget;

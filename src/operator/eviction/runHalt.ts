@@ -1,6 +1,6 @@
 // Why a policy run stopped early, and the one signal every wait of the run listens to.
 import { setMaxListeners } from 'node:events';
-import type { AbortReason } from '../metrics/names.js';
+import type { AbortReason } from '../../metrics/names.js';
 
 export type Halt = AbortReason | 'degraded' | 'window_closed';
 

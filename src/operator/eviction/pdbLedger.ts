@@ -1,5 +1,5 @@
 // Evictions this operator sent that the cached PodDisruptionBudgets do not reflect yet.
-import type { PdbEntry } from './clusterCache.js';
+import type { PdbEntry } from '../clusterCache.js';
 
 /**
  * The Eviction API decrements status.disruptionsAllowed in the same request, so the debit holds until the cache

@@ -1,6 +1,6 @@
 // The lanes of one policy run: one concurrent task per workload with planned evictions, and the wait that batches
 // re-plans while lanes finish.
-import type { Clock } from './clock.js';
+import type { Clock } from '../../clock.js';
 
 export interface ReplanWait {
   readonly clock: Clock;

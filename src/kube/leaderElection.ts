@@ -17,7 +17,7 @@
 // - release() (graceful shutdown) writes an empty holder, a 1-second duration and a fresh renewTime, so another
 //   replica takes over at its next retry instead of waiting for expiry.
 import type { Logger } from 'pino';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock.js';
 
 /** A coordination.k8s.io/v1 Lease, as far as the election reads and writes it. */
 export interface Lease {

@@ -4,9 +4,9 @@
 // Lanes run concurrently and each awaits a budget and the API call; checking a limit before the await and counting
 // it after would let every lane pass the check at once. reserve() checks and counts in one synchronous step;
 // giveBack() undoes a reservation whose eviction was not made. Slots left when the run ends are released then.
-import type { PodInfo } from '../model/types.js';
-import { EvictionLimits, workloadKey } from '../planner/budget.js';
-import type { PolicySpec } from '../policy/types.js';
+import type { PodInfo } from '../../model/types.js';
+import { EvictionLimits, workloadKey } from '../../planner/budget.js';
+import type { PolicySpec } from '../../policy/types.js';
 import type { InFlightEvictions } from './inFlight.js';
 
 export class RunLimits {

@@ -1,11 +1,11 @@
 // The one place an eviction outcome is recorded: the run's count, the metric, the log line and the Event.
 import type { Logger } from 'pino';
-import type { RebalancerMetrics } from '../metrics/metrics.js';
-import type { EvictionResult } from '../metrics/names.js';
-import { workloadKey } from '../planner/budget.js';
-import type { Move } from '../planner/plan.js';
-import type { RebalancePlan } from '../planner/types.js';
-import type { EventRecorder } from './events.js';
+import type { RebalancerMetrics } from '../../metrics/metrics.js';
+import type { EvictionResult } from '../../metrics/names.js';
+import { workloadKey } from '../../planner/budget.js';
+import type { Move } from '../../planner/plan.js';
+import type { RebalancePlan } from '../../planner/types.js';
+import type { EventRecorder } from '../events.js';
 
 export type RunCounts = Record<EvictionResult, number>;
 

@@ -1,4 +1,4 @@
-// Credentials read without client-node (src/live/credentials.ts): what each kind of kubeconfig user and cluster
+// Credentials read without client-node (src/kube/credentials.ts): what each kind of kubeconfig user and cluster
 // puts on a request, kubectl's merge of several files, the in-cluster service account with its rotated token, and
 // the hand-over to client-node's KubeConfig for what is not read here (exec plugins, auth providers, proxies).
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import type * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { inClusterCredentials, loadKubeconfig, StaticCredentials } from '../../src/live/credentials.js';
+import { inClusterCredentials, loadKubeconfig, StaticCredentials } from '../../src/kube/credentials.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kr-credentials-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,8 +7,8 @@ import {
   createLeaderElector,
   type LeaderElectionOptions,
   type Lease as V1Lease,
-} from '../../src/operator/leaderElection.js';
-import { captureLogger, flush, ManualClock } from './fakes.js';
+} from '../../src/kube/leaderElection.js';
+import { captureLogger, flush, ManualClock } from '../operator/fakes.js';
 
 class FakeLeases {
   lease: V1Lease | undefined;

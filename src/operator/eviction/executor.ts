@@ -37,20 +37,20 @@
 // run's limits and in-flight slots (runReservations.ts), held workloads (runHolds.ts), the budget wait
 // (budgetWait.ts), the call and its retries (evictionRetry.ts), halting (runHalt.ts).
 import type { Logger } from 'pino';
-import type { RebalancerMetrics } from '../metrics/metrics.js';
-import type { EvictionResult } from '../metrics/names.js';
-import { workloadKey } from '../planner/budget.js';
-import { planCycle, type Move, type PlanOutcome } from '../planner/plan.js';
-import type { RebalancePlan } from '../planner/types.js';
-import type { Policy } from '../policy/types.js';
+import type { RebalancerMetrics } from '../../metrics/metrics.js';
+import type { EvictionResult } from '../../metrics/names.js';
+import { workloadKey } from '../../planner/budget.js';
+import { planCycle, type Move, type PlanOutcome } from '../../planner/plan.js';
+import type { RebalancePlan } from '../../planner/types.js';
+import type { Policy } from '../../policy/types.js';
 import { waitForBudget } from './budgetWait.js';
-import type { Clock } from './clock.js';
-import { pdbWaitKey, type ClusterCache } from './clusterCache.js';
+import type { Clock } from '../../clock.js';
+import { pdbWaitKey, type ClusterCache } from '../clusterCache.js';
 import { EvictionLanes } from './evictionLanes.js';
 import { EvictionOutcomes, type RunCounts } from './evictionOutcomes.js';
 import { RetryingEvictions, type RetryOptions } from './evictionRetry.js';
 import type { Evictor } from './evictor.js';
-import type { EventRecorder, EventTarget } from './events.js';
+import type { EventRecorder, EventTarget } from '../events.js';
 import type { InFlightEvictions } from './inFlight.js';
 import { loopKeysFor, waitForReplacement, type EvictionRecord, type LoopDetection } from './pacing.js';
 import type { PdbLedger } from './pdbLedger.js';

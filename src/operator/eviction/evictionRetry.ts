@@ -2,12 +2,12 @@
 // `maxAttempts` per eviction and `maxRetriesPerRun` across one run; leadership and the maintenance window are checked
 // immediately before every attempt (and leadership again by the HTTP layer when the request is sent: kubeClient.ts).
 import type { Logger } from 'pino';
-import type { PodInfo } from '../model/types.js';
-import { backoffDelay } from './backoff.js';
-import type { Clock } from './clock.js';
-import { classifyEvictionError, type EvictionError } from './evictionErrors.js';
+import type { PodInfo } from '../../model/types.js';
+import { backoffDelay } from '../../kube/backoff.js';
+import type { Clock } from '../../clock.js';
+import { classifyEvictionError, type EvictionError } from '../../kube/evictionErrors.js';
 import type { Evictor } from './evictor.js';
-import { FencedError } from './kubeClient.js';
+import { FencedError } from '../../kube/kubeClient.js';
 import type { RunHalt } from './runHalt.js';
 
 export interface RetryOptions {
