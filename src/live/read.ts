@@ -5,10 +5,10 @@
 // Kinds a cluster may not serve are optional: the RebalancePolicy CRD may not be installed, and a test or trimmed-down
 // API server may not serve storage objects. Their 404 is "none", and a 403 on them is a warning (a read-only role
 // without storage access still gets a plan); a failure on the core kinds the plan needs is an error.
-import type * as https from 'node:https';
-import type { Credentials } from '../kube/credentials.js';
-import { requestText, type TextAnswer } from '../kube/httpRequest.js';
+import { LiveReadError, type Getter } from '../kube/getter.js';
 import { isObj } from '../model/rawJson.js';
+
+export { kubeGetter, LiveReadError, type Getter, type HttpAnswer } from '../kube/getter.js';
 
 export interface ListedKind {
   readonly kind: string;
@@ -44,23 +44,6 @@ export const LISTED_KINDS: readonly ListedKind[] = [
   grouped('StorageClass', 'storage.k8s.io/v1', 'storageclasses', true),
   grouped('RebalancePolicy', 'rebalancer.dev/v1alpha1', 'rebalancepolicies', true),
 ];
-
-export interface HttpAnswer {
-  readonly status: number;
-  /** The parsed JSON body, or undefined when it was not JSON. */
-  readonly body: unknown;
-}
-
-/** One GET of a path with its query; the shell sends it over HTTP, tests answer it from memory. */
-export type Getter = (pathAndQuery: string) => Promise<HttpAnswer>;
-
-export class LiveReadError extends Error {
-  readonly code = 'E_LIVE_READ' as const;
-  constructor(message: string) {
-    super(message);
-    this.name = 'LiveReadError';
-  }
-}
 
 export interface ReadOptions {
   /** Items per page (default 500, as kubectl). */
@@ -123,35 +106,4 @@ export async function readCluster(get: Getter, opts: ReadOptions = {}): Promise<
     if (objects !== 'absent') for (const o of objects) items.push(o);
   }
   return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
-}
-
-/** GETs against the kubeconfig's current cluster, authenticated as kubectl would be (certificates, tokens, exec). */
-export function kubeGetter(kc: Credentials, timeoutMs = 60_000): Getter {
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new LiveReadError('the kubeconfig has no current cluster');
-  const base = cluster.server.replace(/\/+$/, '');
-  return async (pathAndQuery) => {
-    const url = new URL(`${base}${pathAndQuery}`);
-    const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
-    try {
-      await kc.applyToHTTPSOptions(options);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      throw new LiveReadError(`cannot authenticate to ${base}: ${message.split('\n')[0]}`);
-    }
-    let answer: TextAnswer;
-    try {
-      answer = await requestText(url, options, undefined, timeoutMs);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      throw new LiveReadError(`cannot reach the API server at ${base}: ${message.split('\n')[0]}`);
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(answer.text);
-    } catch {
-      body = undefined;
-    }
-    return { status: answer.status, body };
-  };
 }

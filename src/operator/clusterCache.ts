@@ -37,7 +37,9 @@ import {
 } from '../snapshot/convert.js';
 import type { Clock } from '../clock.js';
 import type { Cached, InformerHandlers } from '../kube/informers.js';
-import { readPersisted, type PersistedState } from './status.js';
+import { readPersisted, type LastPlanStatus, type PersistedState, type PolicyCondition } from './status.js';
+
+export type { LastPlanStatus, PolicyCondition } from './status.js';
 
 export interface PodEntry {
   readonly info: PodInfo;
@@ -62,24 +64,6 @@ export interface PolicyStatusSeen {
   readonly lastRunTime: string | undefined;
   readonly lastSuccessfulRunTime: string | undefined;
   readonly lastPlan: LastPlanStatus | undefined;
-}
-
-export interface LastPlanStatus {
-  readonly evictions: number;
-  readonly skipped: number;
-  readonly violations: number;
-  readonly maxSkewObserved: number;
-  /** Why pods were skipped, by class, most frequent first (at most 10); the counts add up to `skipped` when ≤ 10 classes. */
-  readonly skippedReasons: readonly { readonly reason: string; readonly count: number }[];
-}
-
-export interface PolicyCondition {
-  readonly type: string;
-  readonly status: 'True' | 'False' | 'Unknown';
-  readonly reason: string;
-  readonly message: string;
-  readonly lastTransitionTime: string;
-  readonly observedGeneration?: number;
 }
 
 export interface PolicyEntry {

@@ -18,11 +18,28 @@
 //   OutsideWindow  (only for a policy with spec.windows) True outside every maintenance window, with the next
 //              window's start; reason WindowClosed when a window ended during a cycle (maintenanceWindows.ts).
 import type { KubeApi } from '../kube/kubeClient.js';
-import type { LastPlanStatus, PolicyCondition } from './clusterCache.js';
 
 export const POLICY_GROUP = 'rebalancer.dev';
 export const POLICY_VERSION = 'v1alpha1';
 export const POLICY_PLURAL = 'rebalancepolicies';
+
+export interface LastPlanStatus {
+  readonly evictions: number;
+  readonly skipped: number;
+  readonly violations: number;
+  readonly maxSkewObserved: number;
+  /** Why pods were skipped, by class, most frequent first (at most 10); the counts add up to `skipped` when ≤ 10 classes. */
+  readonly skippedReasons: readonly { readonly reason: string; readonly count: number }[];
+}
+
+export interface PolicyCondition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}
 
 export interface CooldownStatus {
   /** `namespace/Kind/name`. */

@@ -32,6 +32,7 @@ import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '.
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
 import { protectionReason, type EvictabilityContext } from './evictability.js';
 import { buildPlanReport } from './report.js';
+import type { Move } from './move.js';
 import type { RebalancePlan, Strategy } from './types.js';
 
 export interface PlanOptions {
@@ -41,19 +42,7 @@ export interface PlanOptions {
   readonly strategies?: StrategyRegistry;
 }
 
-export interface Move {
-  readonly pod: PodInfo;
-  readonly from: NodeInfo;
-  /** Where the simulated replacement lands; undefined only when nodeFit is off and no target was computed. */
-  readonly target: NodeInfo | undefined;
-  readonly strategy: Strategy;
-  readonly reason: string;
-  /**
-   * For a move that repairs a spread group's skew: the group's topology key (what the move is meant to change, and
-   * what a replacement landing back would undo). Undefined for a move that clears a rule's violation.
-   */
-  readonly spreadKey?: string;
-}
+export type { Move } from './move.js';
 
 export interface PlanOutcome {
   readonly plan: RebalancePlan;

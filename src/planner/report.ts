@@ -6,7 +6,7 @@ import { skewTuple } from '../model/spread.js';
 import type { PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
 import type { ClusterState } from '../scheduling/clusterState.js';
-import type { Move } from './plan.js';
+import type { Move } from './move.js';
 import type { RebalancePlan, SkippedPod, Strategy, TopologyReport, Violation } from './types.js';
 
 export interface PlanReportInput {

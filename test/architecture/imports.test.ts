@@ -2,11 +2,10 @@
 // layers before it, never from a later one. Every import is read, type-only ones included (a type is a dependency
 // too), with TypeScript's own scanner: `import … from`, `import type`, `export … from` and `import()`.
 //
-//   base        src/errors.ts, src/version.ts   typed errors with field paths; the version
+//   base        src/errors.ts, src/version.ts, src/clock.ts   typed errors with field paths; the version; the clocks
 //   model       the compact cluster model and the rules of its semantics (selectors, node affinity, taints, pod
 //               affinity, spread, budgets, which pods are live)
 //   snapshot    raw Kubernetes objects → the model (files, and the watch caches' objects)
-//   live        credentials, the text HTTP request, one paged read of a live cluster (the snapshot's other source)
 //   strategies  one folder per strategy and the registry; they reach the layers above only through the contexts
 //               they declare (src/strategies/types.ts), which analysis and the planner implement
 //   policy      RebalancePolicy: parsing, defaults (spec.strategies composed from the registry), windows
@@ -15,10 +14,15 @@
 //   scheduling  the scheduler simulation
 //   planner     the planner, its report and `simulate`
 //   metrics     the Prometheus catalogue and its recorder
-//   operator    watch caches, cycles, the executor, leader election, status, Events, HTTP
+//   kube        all Kubernetes API I/O: credentials and kubeconfig, transport, typed calls, the reflector, the Lease
+//               elector, the rate limiter and backoff (the one folder that speaks HTTP as a client)
+//   live        one paged read of a live cluster (the snapshot's other source), over src/kube
+//   operator    the control loop: watch caches, policies, cycles, triggers, windows, status, Events, HTTP serving;
+//               operator/eviction/ holds the eviction run's parts
 //   cli         the command line
 //
-// Besides, strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
+// Besides, no file imports itself through a circle of imports (within a layer too), only src/kube/ speaks HTTP as a
+// client, and strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
 // so adding a strategy touches its folder and the registry only.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix, relative, resolve, sep } from 'node:path';
@@ -30,10 +34,9 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
 /** Each layer's entries: a folder of src/ or a file at its root. Earlier layers are lower. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['errors.ts', 'version.ts'],
+  ['errors.ts', 'version.ts', 'clock.ts'],
   ['model'],
   ['snapshot'],
-  ['live'],
   ['strategies'],
   ['policy'],
   ['convert'],
@@ -41,6 +44,8 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['scheduling'],
   ['planner'],
   ['metrics'],
+  ['kube'],
+  ['live'],
   ['operator'],
   ['cli'],
 ];
@@ -91,6 +96,72 @@ function problemsOf(edges: readonly ImportEdge[]): string[] {
   return problems;
 }
 
+/** The import circles of the graph: its strongly connected components with more than one file, or a self-import. */
+function circlesOf(edges: readonly ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  // Tarjan's algorithm, recursive: the graph has a few hundred files.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const to of next.get(file) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(file, Math.min(low.get(file)!, low.get(to)!));
+      } else if (onStack.has(to)) {
+        low.set(file, Math.min(low.get(file)!, index.get(to)!));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || (next.get(file) ?? []).includes(file)) circles.push(component.sort());
+  };
+  for (const file of next.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
+/**
+ * Node's client modules and client libraries. A file outside src/kube may serve HTTP (node:http's server side) but
+ * never send a request: every API call goes through src/kube, where the fence, limits and timeouts live.
+ */
+const CLIENT_MODULES = ['node:https', 'https', 'node:http2', 'http2', 'node:net', 'net', 'node:tls', 'tls', 'undici'];
+const SERVER_NAMES = new Set(['createServer', 'Server', 'IncomingMessage', 'ServerResponse', 'RequestListener']);
+
+/** Why a file speaks HTTP as a client: a client module, a client name of node:http, client-node, or fetch. */
+function httpClientUses(text: string): string[] {
+  const uses: string[] = [];
+  if (!/http|net|tls|undici|client-node|fetch/.test(text)) return uses;
+  const source = ts.createSourceFile('f.ts', text, ts.ScriptTarget.Latest, false);
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const module = statement.moduleSpecifier.text;
+    if (CLIENT_MODULES.includes(module) || module.startsWith('@kubernetes/client-node')) uses.push(module);
+    if (module === 'node:http' || module === 'http') {
+      const bindings = statement.importClause?.namedBindings;
+      const names =
+        bindings !== undefined && ts.isNamedImports(bindings)
+          ? bindings.elements.map((e) => (e.propertyName ?? e.name).text)
+          : ['*'];
+      for (const name of names) if (!SERVER_NAMES.has(name)) uses.push(`${module} ${name}`);
+    }
+  }
+  if (/(^|[^.\w])fetch\(/.test(text)) uses.push('fetch()');
+  return uses;
+}
+
 function strategyFolder(file: string): string | undefined {
   const parts = file.split('/');
   return parts[0] === 'strategies' && parts.length > 2 ? parts[1] : undefined;
@@ -119,6 +190,17 @@ describe('the import graph of src/', () => {
 
   it('has no import from a later layer into an earlier one, and none between strategy folders', () => {
     expect(problemsOf(edges)).toEqual([]);
+  });
+
+  it('has no import circle', () => {
+    expect(circlesOf(edges)).toEqual([]);
+  });
+
+  it('sends HTTP requests from src/kube only', () => {
+    const clients = files
+      .filter((file) => !file.startsWith('kube/'))
+      .flatMap((file) => httpClientUses(readFileSync(resolve(SRC, file), 'utf8')).map((use) => `${file}: ${use}`));
+    expect(clients).toEqual([]);
   });
 
   it('has imports to check (the scan sees the graph)', () => {
@@ -166,7 +248,7 @@ describe('the layer check itself', () => {
     {
       name: 'a root file importing the model (upward)',
       edge: { from: 'errors.ts', to: 'model/labels.ts' },
-      problem: 'errors.ts → model/labels.ts: errors.ts, version.ts must not import from model',
+      problem: 'errors.ts → model/labels.ts: errors.ts, version.ts, clock.ts must not import from model',
     },
     {
       name: 'one strategy folder importing another',
@@ -192,6 +274,29 @@ describe('the layer check itself', () => {
     { name: 'imports within a layer', edge: { from: 'planner/plan.ts', to: 'planner/budget.ts' }, problem: undefined },
   ])('$name', ({ edge, problem }) => {
     expect(problemsOf([edge])).toEqual(problem === undefined ? [] : [problem]);
+  });
+
+  it('finds circles, direct and through a third file, and none in a chain', () => {
+    const edge = (from: string, to: string): ImportEdge => ({ from, to });
+    expect(circlesOf([edge('a.ts', 'b.ts'), edge('b.ts', 'a.ts'), edge('b.ts', 'c.ts')])).toEqual([['a.ts', 'b.ts']]);
+    expect(circlesOf([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('c.ts', 'a.ts')])).toEqual([
+      ['a.ts', 'b.ts', 'c.ts'],
+    ]);
+    expect(circlesOf([edge('a.ts', 'a.ts')])).toEqual([['a.ts']]);
+    expect(circlesOf([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('a.ts', 'c.ts')])).toEqual([]);
+  });
+
+  it('tells an HTTP client from an HTTP server', () => {
+    expect(httpClientUses("import { createServer, type Server } from 'node:http';")).toEqual([]);
+    expect(httpClientUses("import type { IncomingMessage } from 'node:http';")).toEqual([]);
+    expect(httpClientUses("import * as http from 'node:http';")).toEqual(['node:http *']);
+    expect(httpClientUses("import { request } from 'node:http';")).toEqual(['node:http request']);
+    expect(httpClientUses("import type * as https from 'node:https';")).toEqual(['node:https']);
+    expect(httpClientUses("import { KubeConfig } from '@kubernetes/client-node';")).toEqual([
+      '@kubernetes/client-node',
+    ]);
+    expect(httpClientUses('const r = await fetch(url);')).toEqual(['fetch()']);
+    expect(httpClientUses('cache.fetch(key);')).toEqual([]);
   });
 
   it('names every folder and root file of src/ in exactly one layer', () => {

@@ -1,0 +1,18 @@
+// One eviction the planner chose, with the simulated replacement's node: what the report, `simulate` and the
+// executor read. Its own module so the report does not import the planner (which builds the report).
+import type { NodeInfo, PodInfo } from '../model/types.js';
+import type { Strategy } from './types.js';
+
+export interface Move {
+  readonly pod: PodInfo;
+  readonly from: NodeInfo;
+  /** Where the simulated replacement lands; undefined only when nodeFit is off and no target was computed. */
+  readonly target: NodeInfo | undefined;
+  readonly strategy: Strategy;
+  readonly reason: string;
+  /**
+   * For a move that repairs a spread group's skew: the group's topology key (what the move is meant to change, and
+   * what a replacement landing back would undo). Undefined for a move that clears a rule's violation.
+   */
+  readonly spreadKey?: string;
+}
