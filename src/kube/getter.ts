@@ -37,7 +37,7 @@ export function kubeGetter(kc: Credentials, timeoutMs = 60_000): Getter {
     }
     let answer: TextAnswer;
     try {
-      answer = await requestText(url, options, undefined, timeoutMs);
+      answer = await requestText(url, options, undefined, { timeoutMs });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       throw new LiveReadError(`cannot reach the API server at ${base}: ${message.split('\n')[0]}`);

@@ -10,22 +10,28 @@
 // hash of them, so rotated credentials get a new pool), with at most `maxSockets` connections, which also bounds the
 // requests in flight. Watches, which hold their connection, get agents of their own.
 //
-// Fencing: an eviction is checked against `fence` (the leader elector's renew deadline) *after* it got its token and
-// immediately before it is written to the socket, and again before each throttled retry. Checking when the request
-// was queued is not enough: at 20 QPS a thousand queued evictions drain for 50 s, long after a Lease may be lost.
+// Fencing: an eviction is checked against `fence` (the leader elector's renew deadline) after it got its token, and
+// again by the request itself once a socket is connected, immediately before a byte is written (httpRequest.ts): a
+// request queued in the agent behind 32 slow list pages goes out only if this replica still leads at that instant.
+// When leadership is lost (`fenceSignal`), every eviction not yet written is withdrawn at once: no eviction waits in
+// a queue that outlives the renew deadline.
 //
 // Events are sent at low priority on the same bucket (rateLimiter.ts): they never delay an eviction.
 //
+// Deadlines: every request has one, counted from the call (queueing for a socket included); when it passes, the
+// request is destroyed and its socket freed. Callers may pass their own signal (the Lease calls do).
+//
 // Throttling answers: a 429 carrying Retry-After that is not a PodDisruptionBudget refusal (API priority and
-// fairness, max-in-flight) pauses the whole limiter until the instant the server named and the request is sent
-// again (bounded). An eviction refused by a budget (429 with a DisruptionBudget cause, which may also carry
-// Retry-After while the budget's status is stale) is handed to the executor untouched: it is an answer, not a throttle.
+// fairness, max-in-flight) delays that request only, for the time the server named (capped, with jitter), and sends
+// it again (bounded), as client-go's rest client does; other requests carry on. An eviction refused by a budget (429
+// with a DisruptionBudget cause, which may also carry Retry-After while the budget's status is stale) is handed to
+// the executor untouched: it is an answer, not a throttle.
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { createInterface } from 'node:readline';
 import type { Credentials } from './credentials.js';
-import { requestText, type TextAnswer } from './httpRequest.js';
+import { RequestEndedError, requestText, type TextAnswer } from './httpRequest.js';
 import type { Clock } from '../clock.js';
 import { hasDisruptionBudgetCause, retryAfterMs, statusOf } from './evictionErrors.js';
 import type { RateLimiter } from './rateLimiter.js';
@@ -49,6 +55,14 @@ export interface LimitedHttpOptions {
    * instead of draining a long queue at the limiter's rate.
    */
   readonly fenceSignal?: () => AbortSignal;
+  /** Deadline of one request, from the call to the end of its answer (default 60 s). */
+  readonly requestTimeoutMs?: number;
+  /** Largest answer read (default httpRequest.ts's 256 MiB). */
+  readonly maxResponseBytes?: number;
+  /** Longest Retry-After honoured before a throttled request is sent again (default 30 s). */
+  readonly maxRetryAfterMs?: number;
+  /** Random source in [0, 1) for the jitter of throttled retries (default Math.random). */
+  readonly random?: () => number;
 }
 
 /** An eviction that was not sent because this replica's leadership could not be confirmed at send time. */
@@ -116,14 +130,19 @@ export interface KubeRequest {
   readonly body?: unknown;
   /** Of the body (default application/json; a JSON patch names its own). */
   readonly contentType?: string;
+  /** Aborting it destroys the request and frees its socket (the Lease calls' own deadline). */
+  readonly signal?: AbortSignal;
 }
 
 export type KubeAnswer = TextAnswer;
 
 /** Event writes (core/v1 events, a collection or one Event): sent at low priority, after any other waiting request. */
 const EVENTS_PATH = /\/events(\/[^/]+)?$/;
-/** An answer that takes longer than this is abandoned (a hung connection must not hold an eviction slot for ever). */
+/** An answer that takes longer than this is aborted (a hung connection must not hold an eviction slot for ever). */
 const REQUEST_TIMEOUT_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 30_000;
+/** Fraction of a Retry-After added at random, so throttled clients do not come back together. */
+const RETRY_JITTER = 0.2;
 
 /**
  * Requests to the API server over Node's own http(s), behind the shared limiter, with Retry-After honoured and
@@ -149,22 +168,30 @@ export class KubeTransport {
     this.pool.destroy();
   }
 
-  /** The answer, whatever its status; throws only when there was none (network) or the eviction was fenced. */
+  /** The answer, whatever its status; throws only when there was none (network, deadline) or the eviction was fenced. */
   async request(req: KubeRequest): Promise<KubeAnswer> {
     const pathname = req.path.split('?')[0]!;
     const priority = EVENTS_PATH.test(pathname) ? 'low' : 'normal';
     const fenced = this.opts.fence !== undefined && EVICTION_PATH.test(pathname);
     const maxRetries = this.opts.maxThrottleRetries ?? 5;
+    const url = `${this.server}${req.path}`;
     for (let attempt = 0; ; attempt++) {
-      await this.opts.limiter.acquire(fenced ? this.opts.fenceSignal?.() : undefined, priority);
-      if (fenced && this.opts.fence?.() === false) throw new FencedError(`${this.server}${req.path}`);
-      const answer = await this.send(req);
+      const fenceSignal = fenced ? this.opts.fenceSignal?.() : undefined;
+      const waitSignal = anySignal(fenceSignal, req.signal);
+      await this.opts.limiter.acquire(waitSignal, priority);
+      if (req.signal?.aborted === true) throw abortError(req.signal, url);
+      if (fenced && (fenceSignal?.aborted === true || this.opts.fence?.() === false)) throw new FencedError(url);
+      const answer = await this.send(req, fenced, fenceSignal, url);
       if (answer.status !== 429) return answer;
       const status = statusOf(answer.text);
       const wait = retryAfterMs(answer.headers, status, this.opts.clock.wall());
       if (wait === undefined || attempt >= maxRetries || hasDisruptionBudgetCause(status)) return answer;
-      this.opts.limiter.pauseUntil(this.opts.clock.now() + wait);
-      this.opts.onThrottle?.({ url: `${this.server}${req.path}`, retryAfterMs: wait });
+      const random = this.opts.random ?? Math.random;
+      const delay = Math.round(
+        Math.min(wait, this.opts.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS) * (1 + RETRY_JITTER * random()),
+      );
+      this.opts.onThrottle?.({ url, retryAfterMs: delay });
+      await this.opts.clock.sleep(delay, waitSignal);
     }
   }
 
@@ -205,15 +232,46 @@ export class KubeTransport {
     return { url, options };
   }
 
-  private async send(req: KubeRequest): Promise<KubeAnswer> {
+  private async send(
+    req: KubeRequest,
+    fenced: boolean,
+    fenceSignal: AbortSignal | undefined,
+    url: string,
+  ): Promise<KubeAnswer> {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const { url, options } = await this.options(
+    const { url: target, options } = await this.options(
       req.method,
       req.path,
       body === undefined ? {} : { 'Content-Type': req.contentType ?? 'application/json' },
     );
-    return requestText(url, options, body, REQUEST_TIMEOUT_MS);
+    const fence = this.opts.fence;
+    return requestText(target, options, body, {
+      timeoutMs: this.opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      ...(req.signal !== undefined ? { signal: req.signal } : {}),
+      ...(this.opts.maxResponseBytes !== undefined ? { maxBytes: this.opts.maxResponseBytes } : {}),
+      ...(fenced
+        ? {
+            ...(fenceSignal !== undefined ? { withdraw: fenceSignal } : {}),
+            beforeWrite: () => (fence?.() === false ? new FencedError(url) : undefined),
+          }
+        : {}),
+    }).catch((err: unknown) => {
+      // Withdrawn by the fence before it was written: fenced, not a network failure.
+      if (err instanceof RequestEndedError && !err.written && fenceSignal?.aborted === true) throw new FencedError(url);
+      throw err;
+    });
   }
+}
+
+/** A signal aborted when any given one is (undefined when none is given). */
+function anySignal(...signals: ReadonlyArray<AbortSignal | undefined>): AbortSignal | undefined {
+  const given = signals.filter((s): s is AbortSignal => s !== undefined);
+  return given.length <= 1 ? given[0] : AbortSignal.any(given);
+}
+
+function abortError(signal: AbortSignal, url: string): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new RequestEndedError(`${url}: aborted`, false);
 }
 
 export interface LimitedWatchOptions {
@@ -402,19 +460,25 @@ export function kubeApi(t: KubeTransport) {
         }),
     },
     coordination: {
-      readNamespacedLease: (p: { namespace: string; name: string }) =>
-        get(`/apis/coordination.k8s.io/v1/namespaces/${enc(p.namespace)}/leases/${enc(p.name)}`),
-      createNamespacedLease: (p: { namespace: string; body: unknown }) =>
+      readNamespacedLease: (p: { namespace: string; name: string; signal?: AbortSignal }) =>
+        t.json({
+          method: 'GET',
+          path: `/apis/coordination.k8s.io/v1/namespaces/${enc(p.namespace)}/leases/${enc(p.name)}`,
+          ...(p.signal !== undefined ? { signal: p.signal } : {}),
+        }),
+      createNamespacedLease: (p: { namespace: string; body: unknown; signal?: AbortSignal }) =>
         t.json({
           method: 'POST',
           path: `/apis/coordination.k8s.io/v1/namespaces/${enc(p.namespace)}/leases`,
           body: p.body,
+          ...(p.signal !== undefined ? { signal: p.signal } : {}),
         }),
-      replaceNamespacedLease: (p: { namespace: string; name: string; body: unknown }) =>
+      replaceNamespacedLease: (p: { namespace: string; name: string; body: unknown; signal?: AbortSignal }) =>
         t.json({
           method: 'PUT',
           path: `/apis/coordination.k8s.io/v1/namespaces/${enc(p.namespace)}/leases/${enc(p.name)}`,
           body: p.body,
+          ...(p.signal !== undefined ? { signal: p.signal } : {}),
         }),
     },
   };

@@ -10,8 +10,9 @@
 //   executor's check immediately before every eviction is exact even if the renew loop is stuck.
 // - The elector has its own client and its own rate limiter (operator.ts), as client-go's leader election does: a
 //   renewal never queues behind evictions or a server-side throttling pause of the main client. Every Lease call is
-//   bounded by `requestTimeoutMs`, so a hung GET cannot stall the loop past the renew deadline; lastActivity() lets
-//   /healthz see a loop that is wedged all the same.
+//   bounded by `requestTimeoutMs` and *aborted* when it passes (its connection closed), so a hung GET can neither
+//   stall the loop past the renew deadline nor keep one of the elector's two sockets; lastActivity() lets /healthz
+//   see a loop that is wedged all the same.
 // - Every interval is measured on the monotonic clock; renewTime/acquireTime written to the Lease are wall time
 //   (other replicas never compare them with their own clock, see above).
 // - release() (graceful shutdown) writes an empty holder, a 1-second duration and a fresh renewTime, so another
@@ -34,11 +35,14 @@ export interface Lease {
   };
 }
 
-/** The three Lease calls (kubeClient.ts; named as client-node's CoordinationV1Api names them). */
+/**
+ * The three Lease calls (kubeClient.ts; named as client-node's CoordinationV1Api names them). Aborting `signal` must
+ * abort the request and free its connection: the elector aborts every call that outlives its timeout.
+ */
 export interface LeaseApi {
-  readNamespacedLease(p: { namespace: string; name: string }): Promise<unknown>;
-  createNamespacedLease(p: { namespace: string; body: Lease }): Promise<unknown>;
-  replaceNamespacedLease(p: { namespace: string; name: string; body: Lease }): Promise<unknown>;
+  readNamespacedLease(p: { namespace: string; name: string; signal?: AbortSignal }): Promise<unknown>;
+  createNamespacedLease(p: { namespace: string; body: Lease; signal?: AbortSignal }): Promise<unknown>;
+  replaceNamespacedLease(p: { namespace: string; name: string; body: Lease; signal?: AbortSignal }): Promise<unknown>;
 }
 
 /** metav1.MicroTime's JSON form: RFC 3339 with six fractional digits. */
@@ -114,27 +118,33 @@ export class LeaseTimeoutError extends Error {
 }
 
 /**
- * Rejects with LeaseTimeoutError when `promise` has not settled after `ms`, or at once when `stop` aborts (the
- * request is abandoned).
+ * Calls `call` with a signal that aborts after `ms` or when `stop` aborts; rejects with LeaseTimeoutError on the
+ * deadline. The abort reaches the request itself (its socket is closed), so nothing is left holding a connection.
  */
 async function withTimeout<T>(
   clock: Clock,
-  promise: Promise<T>,
+  call: (signal: AbortSignal) => Promise<T>,
   ms: number,
   what: string,
   stop: AbortSignal,
 ): Promise<T> {
+  const request = new AbortController();
   const timer = new AbortController();
+  const onStop = (): void => request.abort(stop.reason);
+  stop.addEventListener('abort', onStop, { once: true });
   try {
     return await Promise.race([
-      promise,
+      call(request.signal),
       clock.sleep(ms, AbortSignal.any([timer.signal, stop])).then(() => {
         if (timer.signal.aborted) return new Promise<never>(() => undefined);
-        throw new LeaseTimeoutError(what, ms);
+        const timeout = new LeaseTimeoutError(what, ms);
+        request.abort(timeout);
+        throw timeout;
       }),
     ]);
   } finally {
     timer.abort();
+    stop.removeEventListener('abort', onStop);
   }
 }
 
@@ -148,11 +158,17 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
   const raw = opts.api;
   const api = {
     readNamespacedLease: async (p: { namespace: string; name: string }) =>
-      (await withTimeout(clock, raw.readNamespacedLease(p), requestTimeoutMs, 'Lease GET', stopping.signal)) as Lease,
+      (await withTimeout(
+        clock,
+        (signal) => raw.readNamespacedLease({ ...p, signal }),
+        requestTimeoutMs,
+        'Lease GET',
+        stopping.signal,
+      )) as Lease,
     createNamespacedLease: async (p: { namespace: string; body: Lease }) =>
       (await withTimeout(
         clock,
-        raw.createNamespacedLease(p),
+        (signal) => raw.createNamespacedLease({ ...p, signal }),
         requestTimeoutMs,
         'Lease create',
         stopping.signal,
@@ -160,7 +176,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
     replaceNamespacedLease: async (p: { namespace: string; name: string; body: Lease }) =>
       (await withTimeout(
         clock,
-        raw.replaceNamespacedLease(p),
+        (signal) => raw.replaceNamespacedLease({ ...p, signal }),
         requestTimeoutMs,
         'Lease update',
         stopping.signal,
@@ -221,7 +237,8 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
         leaseDurationSeconds: Math.max(1, Math.ceil(leaseDurationMs / 1000)),
         acquireTime: takeover || lease?.spec?.acquireTime === undefined ? microTime(now) : lease.spec.acquireTime,
         renewTime: microTime(now),
-        leaseTransitions: takeover && lease !== undefined && previousHolder !== '' ? transitions + 1 : transitions,
+        // As client-go: every change of holder counts, a takeover of a released (empty) Lease included.
+        leaseTransitions: takeover && lease !== undefined ? transitions + 1 : transitions,
       },
     };
   }
@@ -289,20 +306,23 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
       if (!release || !wasLeading || current === undefined) return;
       const now = clock.wall();
       try {
-        const release = raw.replaceNamespacedLease({
-          namespace,
-          name,
-          body: {
-            ...current,
-            spec: {
-              ...current.spec,
-              holderIdentity: '',
-              leaseDurationSeconds: 1,
-              renewTime: microTime(now),
-              acquireTime: microTime(now),
+        const held = current;
+        const release = (signal: AbortSignal): Promise<unknown> =>
+          raw.replaceNamespacedLease({
+            namespace,
+            name,
+            signal,
+            body: {
+              ...held,
+              spec: {
+                ...held.spec,
+                holderIdentity: '',
+                leaseDurationSeconds: 1,
+                renewTime: microTime(now),
+                acquireTime: microTime(now),
+              },
             },
-          },
-        });
+          });
         // Stopping has aborted the campaign's signal: the release gets its own timeout only.
         await withTimeout(clock, release, requestTimeoutMs, 'Lease release', new AbortController().signal);
         log.info('lease released');

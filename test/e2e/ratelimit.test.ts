@@ -1,6 +1,6 @@
 // The client-side rate limiter, measured on the server: every request the operator sends shares one token bucket,
 // so a burst of 500 evictions (with their Events) never arrives faster than the configured QPS; a 429 carrying
-// Retry-After pauses every request for that long and the throttled request is sent again. Only upper bounds are
+// Retry-After delays the throttled request for that long (capped) and sends it again, while other requests go on. Only upper bounds are
 // asserted: a loaded machine makes the operator slower, never faster, and the exact rate on a manual clock is
 // test/kube/rateLimiter.test.ts's.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -97,7 +97,7 @@ describe('client-side rate limiting', () => {
     for (let w = 0; w < 500; w += 50) expect(skewOf(zoneCounts(s, `team-${w % 5}`, `app-${w}`))).toBeLessThanOrEqual(1);
   });
 
-  it('honours Retry-After on a throttling 429: every request waits, then the request is sent again', async () => {
+  it('honours Retry-After on a throttling 429: the request waits, then it is sent again', async () => {
     const s = await cluster(3);
     const op = startOperator(s);
     operators.push(op);
@@ -108,8 +108,8 @@ describe('client-side rate limiting', () => {
     const requests = s.stats.requests({}, mark);
     const throttled = requests.find((r) => r.code === 429)!;
     expect(throttled).toBeDefined();
-    // Requests already on their way when the 429 came back arrive with it; after that, nothing is sent during the
-    // pause, and the same pod's eviction comes back after it and succeeds.
+    // Requests already on their way when the 429 came back arrive with it; after that, the paced run sends nothing
+    // while its eviction waits, and the same pod's eviction comes back after the pause and succeeds.
     const during = requests.filter((r) => r.time > throttled.time + 100 && r.time < throttled.time + 1000);
     expect(during).toEqual([]);
     const retried = requests.find(
@@ -123,7 +123,7 @@ describe('client-side rate limiting', () => {
     expect(op.logs.some((l) => l.msg === 'API server throttled a request')).toBe(true);
   });
 
-  it('a Retry-After 429 on another request (an Event) pauses and resends it too', async () => {
+  it('a Retry-After 429 on another request (an Event) delays and resends that request', async () => {
     const s = await cluster(1);
     const op = startOperator(s);
     operators.push(op);
@@ -134,7 +134,10 @@ describe('client-side rate limiting', () => {
     await op.stop();
     operators.splice(0);
     const events = s.stats.requests({ verb: 'create', resource: 'events' }, mark);
-    expect(events.map((r) => r.code)).toEqual([429, 201, ...events.slice(2).map(() => 201)]);
-    expect(events[1]!.time - events[0]!.time).toBeGreaterThanOrEqual(1000);
+    expect(events[0]!.code).toBe(429);
+    expect(events.slice(1).map((r) => r.code)).toEqual(events.slice(1).map(() => 201));
+    // The throttled Event alone waits (other Events may go out meanwhile): the next create after the pause.
+    expect(events.some((r) => r.time - events[0]!.time >= 1000)).toBe(true);
+    expect(events.length).toBeGreaterThanOrEqual(2);
   });
 });

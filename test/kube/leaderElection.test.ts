@@ -113,6 +113,24 @@ describe('leader election', () => {
     await b.stop(false);
   });
 
+  it('counts a takeover of a released Lease as a transition, as client-go does', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    leases.lease = {
+      metadata: { name: 'kube-rebalancer', namespace: 'kube-rebalancer', resourceVersion: '1' },
+      spec: { holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 3 },
+    };
+    const a = elector(leases, clock, 'a');
+    a.start();
+    await clock.advance(100);
+    expect(a.isLeader()).toBe(true);
+    expect(leases.lease?.spec?.leaseTransitions).toBe(4);
+    // Renewals by the same holder are not transitions.
+    await clock.advance(2000);
+    expect(leases.lease?.spec?.leaseTransitions).toBe(4);
+    await a.stop(false);
+  });
+
   it('two candidates racing for an expired Lease: one wins, the other gets a conflict', async () => {
     const clock = new ManualClock();
     const leases = new FakeLeases();
