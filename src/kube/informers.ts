@@ -6,9 +6,13 @@
 //    (name, namespace, resourceVersion and the compact model value) at once. The raw object (managedFields, the full
 //    spec and status) is garbage as soon as the converter returns, so the cache holds only what the planner reads,
 //    and holds it once: the informer keeps identities and versions only, the ClusterCache the values.
-// 2. Supervision. Any other watch or list error stops the loop; the supervisor restarts it after a capped
-//    exponential backoff (reset once a list succeeds or an event arrives); a restart resumes the watch from the
-//    last resourceVersion, and a 410 then relists.
+// 2. Supervision, as client-go's reflector. A failed list or watch, an ERROR event, and a "very short" watch (ended
+//    within a second with no event) are failures: the next attempt waits a capped exponential backoff with jitter,
+//    which only a quiet period (no failure for `resetAfterMs`) resets — never an event, a bookmark or an ERROR, so a
+//    server answering every watch with an ERROR cannot drive a hot loop that takes the shared limiter's tokens from
+//    evictions. A restart resumes the watch from the last resourceVersion; a 410, or `relistAfterFailures` failures
+//    in a row, lists again. A watch that ends cleanly (the server's timeoutSeconds) or went silent past its idle
+//    deadline (kubeClient.ts) is opened again at once: that is a dead connection, not a failing server.
 // 3. Sync tracking. An informer is synced once its first list has been applied; readiness waits for all of them.
 // 4. Paginated lists, as client-go's reflector: `limit` 500 and `continue`, each page converted as it arrives, so
 //    no response body holds the whole collection (150,000 pods would be one string of gigabytes, past V8's limit)
@@ -18,7 +22,7 @@ import type { Logger } from 'pino';
 import { FieldError } from '../errors.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import type { Clock } from '../clock.js';
-import type { LimitedWatch, ListAnswer } from './kubeClient.js';
+import { WatchIdleError, type LimitedWatch, type ListAnswer } from './kubeClient.js';
 
 /** What an informer stores per object: identity, version and the compact value (undefined if it did not convert). */
 export interface Cached<T> {
@@ -59,9 +63,18 @@ export interface InformerDeps {
   readonly logger: Logger;
   readonly newWatch: () => LimitedWatch;
   readonly backoff?: BackoffOptions;
+  /** A failure this long after the previous one starts the backoff over (default 2 min, as client-go). */
+  readonly backoffResetMs?: number;
+  /** Consecutive failed watches after which the informer lists again instead of resuming (default 3). */
+  readonly relistAfterFailures?: number;
 }
 
-export const DEFAULT_INFORMER_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 30_000 };
+/** client-go's reflector: 800 ms doubling to 30 s, jitter up to 100%. */
+export const DEFAULT_INFORMER_BACKOFF: BackoffOptions = { initialMs: 800, maxMs: 30_000, jitter: 1 };
+const DEFAULT_BACKOFF_RESET_MS = 120_000;
+const DEFAULT_RELIST_AFTER_FAILURES = 3;
+/** A watch that ends sooner than this without a single event is a failure, not a server timeout (client-go). */
+const SHORT_WATCH_MS = 1_000;
 
 type Obj = Record<string, unknown>;
 
@@ -93,6 +106,17 @@ export function pageParams(page: ListPage | undefined): { limit?: number; _conti
 const keyOf = (m: Cached<never>['metadata']): string =>
   m.namespace === undefined ? m.name : `${m.namespace}/${m.name}`;
 
+/** An ERROR event of a watch stream: its Status object's code and message. */
+export class WatchEventError extends Error {
+  readonly code: number | undefined;
+  constructor(path: string, status: { code?: unknown; message?: unknown }) {
+    const message = typeof status.message === 'string' ? status.message : '';
+    super(`watch ${path}: ERROR event${typeof status.code === 'number' ? ` ${status.code}` : ''}: ${message}`);
+    this.name = 'WatchEventError';
+    this.code = typeof status.code === 'number' ? status.code : undefined;
+  }
+}
+
 /** An error that means "list again": 410 Gone as an HTTP status or in an ERROR event. */
 const isGone = (err: unknown): boolean => statusCode(err) === 410;
 
@@ -109,6 +133,13 @@ export class SupervisedInformer<T> {
   private isSynced = false;
   private restartPending = false;
   private restartCount = 0;
+  /** Monotonic time of the last failure (for the backoff's reset), and failed watches in a row. */
+  private lastFailureAt: number | undefined;
+  private failuresInRow = 0;
+  /** The open watch: when it started, how many events it delivered, the ERROR it carried. */
+  private watchStartedAt = 0;
+  private watchEvents = 0;
+  private watchError: { code?: unknown; message?: unknown } | undefined;
   private readonly syncWaiters: Array<() => void> = [];
   private readonly log: Logger;
 
@@ -174,6 +205,9 @@ export class SupervisedInformer<T> {
       this.resourceVersion = listed.resourceVersion ?? '';
       this.markSynced();
     }
+    this.watchStartedAt = this.deps.clock.now();
+    this.watchEvents = 0;
+    this.watchError = undefined;
     this.request = await this.watch!.watch(
       this.spec.path,
       { resourceVersion: this.resourceVersion },
@@ -183,7 +217,7 @@ export class SupervisedInformer<T> {
   }
 
   private onEvent(phase: string, obj: unknown): void {
-    this.backoff.reset();
+    this.watchEvents++;
     const rv = metadataOf(obj).resourceVersion;
     switch (phase) {
       case 'ADDED':
@@ -198,8 +232,9 @@ export class SupervisedInformer<T> {
       case 'BOOKMARK':
         break;
       case 'ERROR':
-        // The watch ends next; a 410 means the version is too old to resume from.
-        if ((obj as { code?: unknown } | null)?.code === 410) this.resourceVersion = '';
+        // The watch is over (client-go stops reading at an ERROR): end it now, and let onWatchEnd judge it.
+        this.watchError = (obj ?? {});
+        this.request?.abort();
         return;
       default:
         return;
@@ -211,12 +246,36 @@ export class SupervisedInformer<T> {
     this.request = undefined;
     this.running = false;
     if (this.stopped) return;
-    if (err !== null && err !== undefined && !isGone(err)) {
+    const errorEvent = this.watchError;
+    this.watchError = undefined;
+    if (errorEvent !== undefined) err = new WatchEventError(this.spec.path, errorEvent);
+    if (isGone(err)) {
+      // The version is too old to resume from: list again, after the backoff (a server that answers every watch
+      // with 410 must not make this a list loop).
+      this.resourceVersion = '';
       this.onError(err);
       return;
     }
-    if (isGone(err)) this.resourceVersion = '';
-    this.run();
+    if (err instanceof WatchIdleError) {
+      this.log.info({ err: err.message }, 'watch went silent; opening it again');
+      this.run();
+      return;
+    }
+    if (err === null || err === undefined) {
+      const lasted = this.deps.clock.now() - this.watchStartedAt;
+      if (this.watchEvents > 0 || lasted >= SHORT_WATCH_MS) {
+        this.failuresInRow = 0;
+        this.run();
+        return;
+      }
+      err = new Error(`watch ${this.spec.path}: very short watch (ended after ${Math.round(lasted)} ms, no event)`);
+    }
+    this.failuresInRow++;
+    if (this.failuresInRow >= (this.deps.relistAfterFailures ?? DEFAULT_RELIST_AFTER_FAILURES)) {
+      this.failuresInRow = 0;
+      this.resourceVersion = '';
+    }
+    this.onError(err);
   }
 
   private upsert(entry: Cached<T>): void {
@@ -224,6 +283,12 @@ export class SupervisedInformer<T> {
     const rv = entry.metadata.resourceVersion;
     // The same version again (a relist of an unchanged object) changes nothing.
     if (rv !== undefined && this.known.get(key)?.resourceVersion === rv) return;
+    if (entry.value === undefined) {
+      // A version that does not convert: the value cached for an older version is stale, so it goes (client-go's
+      // store always holds the newest object). The object comes back when a later version converts.
+      if (this.known.delete(key)) this.handlers.remove(entry);
+      return;
+    }
     this.known.set(key, entry.metadata);
     this.handlers.upsert(entry);
   }
@@ -264,7 +329,6 @@ export class SupervisedInformer<T> {
       if (next === undefined || next === '') break;
       token = next;
     }
-    this.backoff.reset();
     this.log.debug({ objects: items.length, pages, resourceVersion: rv }, 'listed');
     return { items, resourceVersion: rv };
   }
@@ -290,15 +354,27 @@ export class SupervisedInformer<T> {
   private onError(err: unknown): void {
     if (this.stopped || this.restartPending) return;
     this.restartPending = true;
+    const now = this.deps.clock.now();
+    if (
+      this.lastFailureAt !== undefined &&
+      now - this.lastFailureAt >= (this.deps.backoffResetMs ?? DEFAULT_BACKOFF_RESET_MS)
+    ) {
+      this.backoff.reset();
+    }
+    this.lastFailureAt = now;
     const delay = this.backoff.next();
-    this.log.warn(
-      { err: err instanceof Error ? err.message : String(err), status: statusCode(err), retryInMs: Math.round(delay) },
-      'watch or list failed; restarting the informer',
-    );
+    const fields = {
+      err: err instanceof Error ? err.message : String(err),
+      status: statusCode(err),
+      retryInMs: Math.round(delay),
+    };
+    // An expired version is routine (the watch cache moved on), not a failure: listed again, after the backoff.
+    if (isGone(err)) this.log.info(fields, 'watch expired (410 Gone); listing again');
+    else this.log.warn(fields, 'watch or list failed; restarting the informer');
     void this.deps.clock.sleep(delay, this.stopping.signal).then(() => {
       this.restartPending = false;
       if (this.stopped) return;
-      this.restartCount++;
+      if (!isGone(err)) this.restartCount++;
       this.run();
     });
   }

@@ -32,7 +32,7 @@ import * as https from 'node:https';
 import { createInterface } from 'node:readline';
 import type { Credentials } from './credentials.js';
 import { RequestEndedError, requestText, type TextAnswer } from './httpRequest.js';
-import type { Clock } from '../clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import { hasDisruptionBudgetCause, retryAfterMs, statusOf } from './evictionErrors.js';
 import type { RateLimiter } from './rateLimiter.js';
 
@@ -276,9 +276,26 @@ function abortError(signal: AbortSignal, url: string): Error {
 
 export interface LimitedWatchOptions {
   readonly limiter: RateLimiter;
-  /** Asks the server to end each watch after this many seconds (a fresh watch resumes from the last version). */
+  /**
+   * The shortest server-side timeout of a watch: each watch asks for a random `timeoutSeconds` between this and
+   * twice this (default 300, so 5 to 10 minutes, as client-go's reflector), so informers started together do not
+   * all reconnect together.
+   */
   readonly timeoutSeconds?: number;
+  /**
+   * A watch that receives nothing (no event, no bookmark) for this long is closed and reported as WatchIdleError
+   * (default 150 s: the API server sends a bookmark about once a minute). A dead peer would otherwise be found only
+   * by TCP keepalive, about 12 minutes on Node 20, with the cache stale meanwhile.
+   */
+  readonly idleTimeoutMs?: number;
+  /** Measures the idle deadline (default: the system clock). */
+  readonly clock?: Clock;
+  /** Random source in [0, 1) for timeoutSeconds (default Math.random). */
+  readonly random?: () => number;
 }
+
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 150_000;
 
 /** An error answer to a watch request; `statusCode` 410 tells the informer to list again. */
 export class WatchStatusError extends Error {
@@ -291,13 +308,23 @@ export class WatchStatusError extends Error {
   }
 }
 
+/** A watch that received nothing for its idle deadline: closed, to be opened again from the last version seen. */
+export class WatchIdleError extends Error {
+  readonly code = 'E_WATCH_IDLE' as const;
+  constructor(path: string, ms: number) {
+    super(`watch ${path}: nothing received for ${ms / 1000} s; closed`);
+    this.name = 'WatchIdleError';
+  }
+}
+
 /** Called with each event of a watch stream: its type and its object, parsed from one line. */
 export type WatchCallback = (phase: string, object: unknown) => void;
 
 /**
  * Watches behind the shared limiter, each a streamed GET read line by line (one JSON event a line). Bookmarks are
- * requested (so a resumed watch rarely needs a relist), and the server is asked to close each watch after
- * `timeoutSeconds`, so a silently dead connection is replaced. `close()` aborts the open watch and any that was about
+ * requested (so a resumed watch rarely needs a relist and a live one is never silent for long), the server is asked
+ * to close each watch after a randomised `timeoutSeconds`, and a watch silent past its idle deadline is closed here,
+ * so a dead connection is replaced within that deadline. `close()` aborts the open watch and any that was about
  * to start: a stopped informer leaves no stream behind. The returned promise never rejects; the end of the stream or
  * a failure is reported once through `done` (null for a clean end).
  */
@@ -334,7 +361,9 @@ export class LimitedWatch {
     this.current = controller;
     const query = new URLSearchParams({ watch: 'true', allowWatchBookmarks: 'true' });
     for (const [key, value] of Object.entries(queryParams)) if (value !== undefined) query.set(key, String(value));
-    if (this.opts.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(this.opts.timeoutSeconds));
+    const minTimeout = this.opts.timeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
+    query.set('timeoutSeconds', String(Math.floor(minTimeout * (1 + (this.opts.random ?? Math.random)()))));
+    const idle = this.idleWatchdog(path, controller.signal, finish);
     try {
       const { url, options } = await this.transport.options('GET', `${path}?${query.toString()}`, {}, this.pool);
       options.signal = controller.signal;
@@ -347,6 +376,7 @@ export class LimitedWatch {
           return;
         }
         res.socket.setKeepAlive(true, 30_000);
+        res.on('data', idle);
         const lines = createInterface({ input: res, crlfDelay: Infinity });
         lines.on('line', (line) => {
           if (finished || line === '') return;
@@ -376,6 +406,26 @@ export class LimitedWatch {
     this.closed = true;
     this.closing.abort();
     this.current?.abort();
+  }
+
+  /**
+   * Ends the watch with WatchIdleError when nothing arrives for the idle deadline (the headers count: a server that
+   * never answers is as dead as one that went silent). Returns the function to call on each chunk received.
+   */
+  private idleWatchdog(path: string, signal: AbortSignal, finish: (err: unknown) => void): () => void {
+    const clock = this.opts.clock ?? systemClock;
+    const idleMs = this.opts.idleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
+    let last = clock.now();
+    void (async () => {
+      while (!signal.aborted) {
+        await clock.sleep(last + idleMs - clock.now(), signal);
+        if (signal.aborted) return;
+        if (clock.now() - last >= idleMs) finish(new WatchIdleError(path, idleMs));
+      }
+    })();
+    return () => {
+      last = clock.now();
+    };
   }
 }
 
@@ -495,7 +545,10 @@ export interface KubeClients extends KubeApi {
 }
 
 export interface KubeClientOptions extends LimitedHttpOptions {
+  /** LimitedWatchOptions.timeoutSeconds. */
   readonly watchTimeoutSeconds?: number;
+  /** LimitedWatchOptions.idleTimeoutMs. */
+  readonly watchIdleTimeoutMs?: number;
 }
 
 export function createKubeClients(credentials: Credentials, opts: KubeClientOptions): KubeClients {
@@ -505,7 +558,13 @@ export function createKubeClients(credentials: Credentials, opts: KubeClientOpti
   return {
     ...kubeApi(transport),
     newWatch: () =>
-      new LimitedWatch(transport, watchPool, { limiter: opts.limiter, timeoutSeconds: opts.watchTimeoutSeconds }),
+      new LimitedWatch(transport, watchPool, {
+        limiter: opts.limiter,
+        clock: opts.clock,
+        ...(opts.watchTimeoutSeconds !== undefined ? { timeoutSeconds: opts.watchTimeoutSeconds } : {}),
+        ...(opts.watchIdleTimeoutMs !== undefined ? { idleTimeoutMs: opts.watchIdleTimeoutMs } : {}),
+        ...(opts.random !== undefined ? { random: opts.random } : {}),
+      }),
     close: () => {
       transport.close();
       watchPool.destroy();

@@ -65,8 +65,10 @@ export interface OperatorDeps {
   readonly cron?: CronFactory;
   readonly leaderElection?: LeaderElectionTimings;
   readonly informerBackoff?: BackoffOptions;
-  /** Server-side timeout asked for each watch (default 300 s). */
+  /** Shortest server-side timeout asked for a watch; each asks for a random one up to twice it (default 300 s). */
   readonly watchTimeoutSeconds?: number;
+  /** A watch silent this long is replaced (default 150 s; bookmarks come about once a minute). */
+  readonly watchIdleTimeoutMs?: number;
   readonly evictionRetry?: RetryOptions;
   /** Least time between re-plans of one run (default 1000 ms). */
   readonly minReplanIntervalMs?: number;
@@ -164,6 +166,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       deps.onThrottle ??
       ((info) => logger.warn({ url: info.url, retryAfterMs: info.retryAfterMs }, 'API server throttled a request')),
     watchTimeoutSeconds: deps.watchTimeoutSeconds ?? 300,
+    ...(deps.watchIdleTimeoutMs !== undefined ? { watchIdleTimeoutMs: deps.watchIdleTimeoutMs } : {}),
     fence: () => elector.isLeader(),
     fenceSignal: () => fencing.signal,
   });
