@@ -233,7 +233,7 @@ export class SupervisedInformer<T> {
         break;
       case 'ERROR':
         // The watch is over (client-go stops reading at an ERROR): end it now, and let onWatchEnd judge it.
-        this.watchError = (obj ?? {});
+        this.watchError = obj ?? {};
         this.request?.abort();
         return;
       default:
