@@ -82,5 +82,5 @@ export async function loadCredentials(
     return inClusterCredentials(env);
   }
   const paths = source.kind === 'env' ? source.paths : [source.path];
-  return (await loadKubeconfig(paths, context, name)).credentials;
+  return (await loadKubeconfig(paths, context, name, env)).credentials;
 }

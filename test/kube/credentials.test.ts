@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inClusterCredentials, loadKubeconfig, StaticCredentials } from '../../src/kube/credentials.js';
+import { excluded, proxyFromEnvironment } from '../../src/kube/proxy.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kr-credentials-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -52,13 +53,13 @@ describe('a kubeconfig read without client-node', () => {
     expect(header(o)).toBe(`Basic ${Buffer.from('admin:s3cret').toString('base64')}`);
   });
 
-  it('client certificate and key as data, CA as data, tls-server-name and insecure-skip-tls-verify', async () => {
+  it('client certificate and key as data, CA as data and tls-server-name', async () => {
     const b64 = (s: string): string => Buffer.from(s).toString('base64');
     const o = await applied(
       file(
         kubeconfig(
           `client-certificate-data: ${b64('CERT')}, client-key-data: ${b64('KEY')}`,
-          `server: "https://10.0.0.1:6443", certificate-authority-data: ${b64('CA')}, tls-server-name: api.internal, insecure-skip-tls-verify: true`,
+          `server: "https://10.0.0.1:6443", certificate-authority-data: ${b64('CA')}, tls-server-name: api.internal`,
         ),
       ),
     );
@@ -66,8 +67,16 @@ describe('a kubeconfig read without client-node', () => {
     expect(text(o.key)).toBe('KEY');
     expect(text(o.ca)).toBe('CA');
     expect(o.servername).toBe('api.internal');
-    expect(o.rejectUnauthorized).toBe(false);
+    expect(o.rejectUnauthorized).toBeUndefined();
     expect(header(o)).toBeUndefined();
+  });
+
+  it('insecure-skip-tls-verify without a CA', async () => {
+    const o = await applied(
+      file(kubeconfig('token: t', 'server: "https://10.0.0.1:6443", insecure-skip-tls-verify: true')),
+    );
+    expect(o.rejectUnauthorized).toBe(false);
+    expect(o.ca).toBeUndefined();
   });
 
   it('file paths relative to the kubeconfig that names them', async () => {
@@ -171,5 +180,217 @@ describe('the in-cluster service account', () => {
     expect(() => inClusterCredentials({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }, sa)).toThrow(
       /in-cluster service account/,
     );
+  });
+});
+
+describe('client-go rules (issue 22)', () => {
+  const b64 = (s: string): string => Buffer.from(s).toString('base64');
+  const headers = (o: https.RequestOptions): Record<string, unknown> => o.headers as Record<string, unknown>;
+
+  function execPlugin(token: string): string {
+    const plugin = file(
+      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
+      `plugin-${++n}.sh`,
+    );
+    chmodSync(plugin, 0o755);
+    return plugin;
+  }
+
+  it('merges KUBECONFIG=a:b naming the same cluster twice before delegating an exec user (defect 5)', async () => {
+    const plugin = execPlugin('merged-exec');
+    const a = file(
+      [
+        'clusters: [{name: c, cluster: {server: "https://first:6443"}}]',
+        `users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: "${plugin}", interactiveMode: Never}}}]`,
+        'contexts: [{name: ctx, context: {cluster: c, user: u}}]',
+        'current-context: ctx',
+      ].join('\n'),
+    );
+    const b = file(kubeconfig('token: second', 'server: "https://second:6443"', 'ctx'));
+    const loaded = await loadKubeconfig([a, b], undefined, 'test', {});
+    expect(loaded.delegatedFor).toBe('exec');
+    expect(loaded.credentials.getCurrentCluster()?.server).toBe('https://first:6443');
+    const o: https.RequestOptions = { headers: {} };
+    await loaded.credentials.applyToHTTPSOptions(o);
+    expect(header(o)).toBe('Bearer merged-exec');
+  });
+
+  it('delegates a relative CA of the second file with the path resolved against that file', async () => {
+    const sub = mkdtempSync(join(dir, 'second-'));
+    writeFileSync(join(sub, 'ca.crt'), 'SECOND-CA');
+    const plugin = execPlugin('x');
+    const a = file(
+      [
+        `users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: "${plugin}", interactiveMode: Never}}}]`,
+        'contexts: [{name: ctx, context: {cluster: c, user: u}}]',
+        'current-context: ctx',
+      ].join('\n'),
+    );
+    const b = join(sub, 'config');
+    writeFileSync(
+      b,
+      'clusters: [{name: c, cluster: {server: "https://second:6443", certificate-authority: ca.crt}}]\n',
+    );
+    const { credentials } = await loadKubeconfig([a, b], undefined, 'test', {});
+    const o: https.RequestOptions = { headers: {} };
+    await credentials.applyToHTTPSOptions(o);
+    expect(text(o.ca)).toBe('SECOND-CA');
+  });
+
+  it('delegates whole when the cluster, user or context has a key not implemented here', async () => {
+    const loaded = await loadKubeconfig(
+      [file(kubeconfig('token: t', 'server: "https://10.0.0.1:6443", proxy-url: "http://proxy.local:3128"'))],
+      undefined,
+      'test',
+      {},
+    );
+    expect(loaded.delegatedFor).toBe('proxy-url');
+    expect(loaded.credentials).not.toBeInstanceOf(StaticCredentials);
+    const unknown = await loadKubeconfig([file(kubeconfig('token: t, some-new-auth: {a: b}'))], undefined, 'test', {});
+    expect(unknown.delegatedFor).toBe('some-new-auth');
+    const plain = await loadKubeconfig([file(kubeconfig('token: t, extensions: []'))], undefined, 'test', {});
+    expect(plain.delegatedFor).toBeUndefined();
+  });
+
+  it('impersonates: as, as-groups, as-uid and as-user-extra become Impersonate-* headers (defect 6)', async () => {
+    const o = await applied(
+      file(
+        kubeconfig(
+          'token: t, as: jane, as-groups: [dev, ops], as-uid: "42", as-user-extra: {scopes: [view, edit], "team/name": [blue]}',
+        ),
+      ),
+    );
+    expect(headers(o)).toMatchObject({
+      Authorization: 'Bearer t',
+      'Impersonate-User': 'jane',
+      'Impersonate-Group': ['dev', 'ops'],
+      'Impersonate-Uid': '42',
+      'Impersonate-Extra-scopes': ['view', 'edit'],
+      'Impersonate-Extra-team%2Fname': ['blue'],
+    });
+  });
+
+  it('impersonates with a delegated (exec) user too, groups included (client-node knows `as` only)', async () => {
+    const plugin = execPlugin('exec-imp');
+    const o = await applied(
+      file(
+        kubeconfig(
+          `as: jane, as-groups: [dev], exec: {apiVersion: client.authentication.k8s.io/v1, command: "${plugin}", interactiveMode: Never}`,
+        ),
+      ),
+    );
+    expect(headers(o)).toMatchObject({
+      Authorization: 'Bearer exec-imp',
+      'Impersonate-User': 'jane',
+      'Impersonate-Group': ['dev'],
+    });
+  });
+
+  it('impersonation groups without a user are bad input', async () => {
+    await expect(
+      loadKubeconfig([file(kubeconfig('token: t, as-groups: [dev]'))], undefined, 'test', {}),
+    ).rejects.toThrow(/users\[u\]\.as: is not set/);
+  });
+
+  it('a tokenFile wins over a token', async () => {
+    file('FROM-FILE', 'token.txt');
+    expect(header(await applied(file(kubeconfig('token: inline, tokenFile: token.txt'))))).toBe('Bearer FROM-FILE');
+  });
+
+  it('insecure-skip-tls-verify together with a CA is bad input', async () => {
+    const path = file(
+      kubeconfig(
+        'token: t',
+        `server: "https://10.0.0.1:6443", certificate-authority-data: ${b64('CA')}, insecure-skip-tls-verify: true`,
+      ),
+    );
+    await expect(loadKubeconfig([path], undefined, 'test', {})).rejects.toThrow(
+      /clusters\[c\]\.insecure-skip-tls-verify: cannot be true together with a certificate-authority/,
+    );
+  });
+
+  it('refuses to send a token or password over plain http, except to a loopback address', async () => {
+    for (const user of ['token: t', 'username: a, password: b', `exec: {command: "${execPlugin('x')}"}`]) {
+      await expect(
+        loadKubeconfig([file(kubeconfig(user, 'server: "http://10.0.0.1:8080"'))], undefined, 'test', {}),
+      ).rejects.toThrow(/clusters\[c\]\.server: is plain http .* in clear text/);
+    }
+    const local = await loadKubeconfig(
+      [file(kubeconfig('token: t', 'server: "http://127.0.0.1:8080"'))],
+      undefined,
+      'test',
+      {},
+    );
+    expect(local.credentials.getCurrentCluster()?.server).toBe('http://127.0.0.1:8080');
+    const anonymous = await loadKubeconfig(
+      [file(kubeconfig('', 'server: "http://10.0.0.1:8080"'))],
+      undefined,
+      'test',
+      {},
+    );
+    expect(anonymous.credentials.getCurrentCluster()?.server).toBe('http://10.0.0.1:8080');
+  });
+
+  it('delegates to a proxy from HTTPS_PROXY unless NO_PROXY names the host', async () => {
+    const path = file(kubeconfig('token: t'));
+    const proxied = await loadKubeconfig([path], undefined, 'test', { HTTPS_PROXY: 'http://proxy.local:3128' });
+    expect(proxied.delegatedFor).toBe('proxy (from the environment)');
+    const direct = await loadKubeconfig([path], undefined, 'test', {
+      HTTPS_PROXY: 'http://proxy.local:3128',
+      NO_PROXY: 'localhost,10.0.0.0/8',
+    });
+    expect(direct.delegatedFor).toBeUndefined();
+  });
+
+  it('reads a rotated CA file again after a minute', async () => {
+    const sa = mkdtempSync(join(dir, 'sa-rotate-'));
+    writeFileSync(join(sa, 'ca.crt'), 'CA-1');
+    writeFileSync(join(sa, 'token'), 't');
+    let now = 0;
+    const creds = inClusterCredentials(
+      { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' },
+      sa,
+      () => now,
+    );
+    writeFileSync(join(sa, 'ca.crt'), 'CA-2');
+    const o1: https.RequestOptions = {};
+    await creds.applyToHTTPSOptions(o1);
+    expect(text(o1.ca)).toBe('CA-1');
+    now = 61_000;
+    const o2: https.RequestOptions = {};
+    await creds.applyToHTTPSOptions(o2);
+    expect(text(o2.ca)).toBe('CA-2');
+  });
+
+  it('in a pod, KUBERNETES_SERVICE_PORT must be set too (no guessed port)', () => {
+    const sa = mkdtempSync(join(dir, 'sa-port-'));
+    writeFileSync(join(sa, 'ca.crt'), 'CA');
+    writeFileSync(join(sa, 'token'), 't');
+    expect(() => inClusterCredentials({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }, sa)).toThrow(
+      /KUBERNETES_SERVICE_PORT is not set/,
+    );
+  });
+});
+
+describe('NO_PROXY', () => {
+  it.each([
+    ['10.0.0.1', '443', 'example.com', false],
+    ['api.example.com', '443', 'example.com', true],
+    ['api.example.com', '443', '.example.com', true],
+    ['example.com', '443', '.example.com', true],
+    ['notexample.com', '443', 'example.com', false],
+    ['10.1.2.3', '443', '10.0.0.0/8', true],
+    ['11.1.2.3', '443', '10.0.0.0/8', false],
+    ['api.local', '6443', 'api.local:443', false],
+    ['api.local', '443', 'api.local:443', true],
+    ['anything', '443', '*', true],
+  ])('%s:%s with NO_PROXY=%s is excluded: %s', (host, port, noProxy, expected) => {
+    expect(excluded(host, port, noProxy)).toBe(expected);
+  });
+
+  it('HTTP_PROXY for http servers, HTTPS_PROXY for https ones, lower case too', () => {
+    expect(proxyFromEnvironment('https://a:6443', { https_proxy: 'http://p:1' })).toBe('http://p:1');
+    expect(proxyFromEnvironment('http://a:8080', { HTTPS_PROXY: 'http://p:1' })).toBeUndefined();
+    expect(proxyFromEnvironment('http://a:8080', { HTTP_PROXY: 'http://p:2' })).toBe('http://p:2');
   });
 });

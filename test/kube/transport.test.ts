@@ -8,12 +8,15 @@
 //             hung, the replica leads within leaseDuration + retryPeriod once the server answers again
 //   smaller   every request has a deadline from the call (queueing included); answers are size-limited; a 429's
 //             Retry-After delays that request only, capped
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import type { Credentials } from '../../src/kube/credentials.js';
+import { loadKubeconfig, type Credentials } from '../../src/kube/credentials.js';
 import { createKubeClients, FencedError, type KubeClientOptions } from '../../src/kube/kubeClient.js';
 import { createLeaderElector } from '../../src/kube/leaderElection.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
@@ -269,5 +272,52 @@ describe('answers', () => {
     await nodes;
     expect(waits).toEqual([220]); // capped at 200 ms, plus 10% jitter (0.2 × 0.5)
     expect(server.seen.filter((r) => r.path.startsWith('/api/v1/nodes')).length).toBe(2);
+  });
+});
+
+describe('proxies (defect 6)', () => {
+  it('sends requests through HTTP_PROXY: the kubeconfig is delegated with the proxy and the agent kept', async () => {
+    const api = await fakeServer((_req, res) => json(res, 200, { items: [], metadata: { resourceVersion: '1' } }));
+    // A tunnelling proxy (CONNECT, as client-node's agent asks even for http): records the targets it connected.
+    const tunnels: string[] = [];
+    const proxyServer = createServer((_req, res) => res.writeHead(405).end());
+    servers.push(proxyServer);
+    proxyServer.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+      tunnels.push(req.url ?? '');
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+      cleanups.push(() => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxyServer.listen(0, '127.0.0.1', resolve));
+    const proxy = { url: `http://127.0.0.1:${(proxyServer.address() as AddressInfo).port}` };
+    const dir = mkdtempSync(join(tmpdir(), 'kr-proxy-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      [
+        `clusters: [{name: c, cluster: {server: "${api.url}"}}]`,
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: ctx, context: {cluster: c, user: u}}]',
+        'current-context: ctx',
+      ].join('\n'),
+    );
+    const loaded = await loadKubeconfig([path], undefined, 'test', { HTTP_PROXY: proxy.url });
+    expect(loaded.delegatedFor).toBe('proxy (from the environment)');
+    const c = createKubeClients(loaded.credentials, {
+      limiter: createRateLimiter({ qps: 1000, burst: 1000, clock: systemClock }),
+      clock: systemClock,
+    });
+    cleanups.push(() => c.close());
+    await c.core.listNode({ limit: 1 });
+    expect(tunnels).toEqual([api.url.replace('http://', '')]);
+    expect(api.seen.map((r) => r.path)).toEqual(['/api/v1/nodes?limit=1']);
   });
 });
