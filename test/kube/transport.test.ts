@@ -175,6 +175,77 @@ describe('fencing at write time (defect 1)', () => {
   });
 });
 
+describe('Lease lost while 32 slow GETs hold the sockets (defect 1, with the elector)', () => {
+  it('sends zero evictions after the renew deadline', async () => {
+    const held: ServerResponse[] = [];
+    const server = await fakeServer((req, res) => {
+      if (req.url?.startsWith('/api/v1/pods')) held.push(res);
+      else json(res, 201, { kind: 'Status', status: 'Success' });
+    });
+    // The Lease lives in memory; `partitioned` makes every Lease call fail, as a replica cut off from the server.
+    let lease: Record<string, unknown> | undefined;
+    let partitioned = false;
+    const call = <T>(fn: () => T): Promise<T> =>
+      partitioned ? Promise.reject(new Error('connect ETIMEDOUT')) : Promise.resolve(fn());
+    const leases = {
+      readNamespacedLease: () =>
+        call(() => {
+          if (lease === undefined) throw Object.assign(new Error('not found'), { code: 404 });
+          return lease;
+        }),
+      createNamespacedLease: (p: { body: unknown }) => call(() => (lease = { ...(p.body as object) })),
+      replaceNamespacedLease: (p: { body: unknown }) => call(() => (lease = { ...(p.body as object) })),
+    };
+    let fencing = new AbortController();
+    let lostAt: number | undefined;
+    const elector = createLeaderElector({
+      api: leases,
+      namespace: 'default',
+      name: 'kube-rebalancer',
+      identity: 'a',
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      leaseDurationMs: 1_500,
+      renewDeadlineMs: 1_000,
+      retryPeriodMs: 100,
+      onStartedLeading: () => (fencing = new AbortController()),
+      onStoppedLeading: () => {
+        lostAt = performance.now();
+        fencing.abort();
+      },
+    });
+    elector.start();
+    cleanups.push(() => void elector.stop(false));
+    await until('leading', () => elector.isLeader());
+    const c = clients(server, { fence: () => elector.isLeader(), fenceSignal: () => fencing.signal });
+    const lists = Array.from({ length: 32 }, () => c.core.listPodForAllNamespaces({ limit: 500 }));
+    await until('32 held GETs', () => held.length === 32);
+    // Evictions keep coming while the sockets are held; then the Lease can no longer be renewed.
+    const outcomes: Array<Promise<unknown>> = [];
+    const sending = setInterval(() => {
+      outcomes.push(
+        evict(c, `p${outcomes.length}`).then(
+          () => 'sent',
+          (err: unknown) => err,
+        ),
+      );
+    }, 20);
+    cleanups.push(() => clearInterval(sending));
+    await sleep(100);
+    partitioned = true;
+    await until('the renew deadline', () => lostAt !== undefined, 5_000);
+    clearInterval(sending);
+    await sleep(100);
+    for (const res of held.splice(0)) json(res, 200, { items: [] });
+    await Promise.all(lists);
+    const results = await Promise.all(outcomes);
+    expect(results.length).toBeGreaterThan(10);
+    expect(results.every((r) => r instanceof FencedError)).toBe(true);
+    expect(server.seen.filter((r) => r.path.endsWith('/eviction') && r.at >= lostAt!)).toEqual([]);
+    expect(evictions(server)).toBe(0);
+  });
+});
+
 describe('deadlines abort their request and free its socket (defect 4)', () => {
   it('counts the deadline from the call, queueing for a socket included', async () => {
     const server = await fakeServer(() => undefined); // never answers

@@ -20,6 +20,8 @@ export interface RetryOptions {
   readonly random?: () => number;
 }
 
+const RETRY_JITTER = 0.2;
+
 export const DEFAULT_RETRY: RetryOptions = { initialMs: 500, maxMs: 10_000, maxAttempts: 4, maxRetriesPerRun: 50 };
 
 export interface EvictionSender {
@@ -66,7 +68,12 @@ export class RetryingEvictions {
         const error = classifyEvictionError(err, this.s.clock.wall());
         if (!error.retryable || attempt + 1 >= retry.maxAttempts || this.retriesLeft <= 0) return error;
         this.retriesLeft--;
-        const delay = error.retryAfterMs ?? backoffDelay(attempt, { ...retry, jitter: 0.2 });
+        // The server's Retry-After, capped at the backoff's ceiling, or the backoff; both with jitter, so the
+        // evictions a throttle refused together do not come back together.
+        const delay =
+          error.retryAfterMs !== undefined
+            ? Math.min(error.retryAfterMs, retry.maxMs) * (1 + RETRY_JITTER * (retry.random ?? Math.random)())
+            : backoffDelay(attempt, { ...retry, jitter: RETRY_JITTER });
         this.s.log.info(
           {
             pod: `${pod.namespace}/${pod.name}`,
