@@ -156,31 +156,19 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
   const requestTimeoutMs = opts.requestTimeoutMs ?? Math.min(5_000, Math.max(1, Math.floor(renewDeadlineMs / 2)));
   const { namespace, name, identity, clock } = opts;
   const raw = opts.api;
+  /** A Lease call bounded by requestTimeoutMs and aborted on it (or on stop). */
+  const timed =
+    <P>(what: string, call: (p: P & { signal: AbortSignal }) => Promise<unknown>) =>
+    async (p: P): Promise<Lease> =>
+      (await withTimeout(clock, (signal) => call({ ...p, signal }), requestTimeoutMs, what, stopping.signal)) as Lease;
   const api = {
-    readNamespacedLease: async (p: { namespace: string; name: string }) =>
-      (await withTimeout(
-        clock,
-        (signal) => raw.readNamespacedLease({ ...p, signal }),
-        requestTimeoutMs,
-        'Lease GET',
-        stopping.signal,
-      )) as Lease,
-    createNamespacedLease: async (p: { namespace: string; body: Lease }) =>
-      (await withTimeout(
-        clock,
-        (signal) => raw.createNamespacedLease({ ...p, signal }),
-        requestTimeoutMs,
-        'Lease create',
-        stopping.signal,
-      )) as Lease,
-    replaceNamespacedLease: async (p: { namespace: string; name: string; body: Lease }) =>
-      (await withTimeout(
-        clock,
-        (signal) => raw.replaceNamespacedLease({ ...p, signal }),
-        requestTimeoutMs,
-        'Lease update',
-        stopping.signal,
-      )) as Lease,
+    readNamespacedLease: timed<{ namespace: string; name: string }>('Lease GET', (p) => raw.readNamespacedLease(p)),
+    createNamespacedLease: timed<{ namespace: string; body: Lease }>('Lease create', (p) =>
+      raw.createNamespacedLease(p),
+    ),
+    replaceNamespacedLease: timed<{ namespace: string; name: string; body: Lease }>('Lease update', (p) =>
+      raw.replaceNamespacedLease(p),
+    ),
   };
   let activity: number | undefined;
   const log = opts.logger.child({ component: 'leader-election', lease: `${namespace}/${name}` });

@@ -9,15 +9,14 @@
 //             20 s while evictions on the same limiter keep their rate
 //   defect 3  idle-read deadline; timeoutSeconds randomised
 //   smaller   a version that no longer converts drops the stale cache entry
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import type { Credentials } from '../../src/kube/credentials.js';
 import { SupervisedInformer, type Cached, type RawList } from '../../src/kube/informers.js';
 import { createKubeClients, type LimitedWatch, type WatchCallback } from '../../src/kube/kubeClient.js';
 import { createRateLimiter, type RateLimiter } from '../../src/kube/rateLimiter.js';
 import { captureLogger, flush, ManualClock } from '../operator/fakes.js';
+import { closeFakeServers, credentialsFor, fakeServer, json } from './fakeServer.js';
 
 /** What one watch request does once its limiter token is granted. */
 type WatchScript = (callback: WatchCallback, done: (err: unknown) => void, clock: ManualClock) => void;
@@ -216,28 +215,18 @@ describe('conversion', () => {
 });
 
 describe('LimitedWatch against a fake server (defect 3)', () => {
-  const servers: Server[] = [];
   const cleanups: Array<() => void> = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0)) c();
-    await Promise.all(
-      servers.splice(0).map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.closeAllConnections();
-            s.close(() => resolve());
-          }),
-      ),
-    );
+    await closeFakeServers();
   });
 
   async function watchServer(onWatch: (res: ServerResponse, n: number, url: URL) => void) {
     const watches: Array<{ at: number; url: URL }> = [];
-    const server = createServer((req, res) => {
+    const server = await fakeServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
       if (url.searchParams.get('watch') !== 'true') {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ items: [], metadata: { resourceVersion: '10' } }));
+        json(res, 200, { items: [], metadata: { resourceVersion: '10' } });
         return;
       }
       watches.push({ at: performance.now(), url });
@@ -245,16 +234,7 @@ describe('LimitedWatch against a fake server (defect 3)', () => {
       res.flushHeaders();
       onWatch(res, watches.length, url);
     });
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    const credentials: Credentials = {
-      getCurrentCluster: () => ({ name: 'fake', server: `http://127.0.0.1:${port}` }),
-      getCurrentContext: () => 'fake',
-      getCurrentUser: () => ({ name: 'fake' }),
-      applyToHTTPSOptions: () => Promise.resolve(),
-    };
-    return { watches, credentials };
+    return { watches, credentials: credentialsFor(server.url) };
   }
 
   it('replaces a silent watch within twice the idle deadline, and the cache catches up', async () => {

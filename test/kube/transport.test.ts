@@ -9,70 +9,24 @@
 //   smaller   every request has a deadline from the call (queueing included); answers are size-limited; a 429's
 //             Retry-After delays that request only, capped
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { loadKubeconfig, type Credentials } from '../../src/kube/credentials.js';
+import { loadKubeconfig } from '../../src/kube/credentials.js';
 import { createKubeClients, FencedError, type KubeClientOptions } from '../../src/kube/kubeClient.js';
 import { createLeaderElector } from '../../src/kube/leaderElection.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
+import { closeFakeServers, credentialsFor, fakeServer, json, listening, type FakeServer } from './fakeServer.js';
 
-type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
-
-interface FakeServer {
-  readonly url: string;
-  /** Every request the server received, in order (method and path), recorded when its body has arrived. */
-  readonly seen: Array<{ method: string; path: string; at: number }>;
-  close(): Promise<void>;
-}
-
-const servers: Server[] = [];
 const cleanups: Array<() => void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) cleanup();
-  await Promise.all(
-    servers.splice(0).map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.closeAllConnections();
-          s.close(() => resolve());
-        }),
-    ),
-  );
+  await closeFakeServers();
 });
-
-async function fakeServer(handler: Handler): Promise<FakeServer> {
-  const seen: FakeServer['seen'] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', at: performance.now() });
-      handler(req, res, Buffer.concat(chunks).toString('utf8'));
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-function credentialsFor(server: string): Credentials {
-  return {
-    getCurrentCluster: () => ({ name: 'fake', server }),
-    getCurrentContext: () => 'fake',
-    getCurrentUser: () => ({ name: 'fake' }),
-    applyToHTTPSOptions: () => Promise.resolve(),
-  };
-}
 
 function clients(server: FakeServer, opts: Partial<KubeClientOptions> = {}) {
   const c = createKubeClients(credentialsFor(server.url), {
@@ -83,11 +37,6 @@ function clients(server: FakeServer, opts: Partial<KubeClientOptions> = {}) {
   cleanups.push(() => c.close());
   return c;
 }
-
-const json = (res: ServerResponse, status: number, body: unknown): void => {
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(body));
-};
 
 async function until(what: string, check: () => boolean, ms = 5_000): Promise<void> {
   const end = performance.now() + ms;
@@ -352,7 +301,6 @@ describe('proxies (defect 6)', () => {
     // A tunnelling proxy (CONNECT, as client-node's agent asks even for http): records the targets it connected.
     const tunnels: string[] = [];
     const proxyServer = createServer((_req, res) => res.writeHead(405).end());
-    servers.push(proxyServer);
     proxyServer.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
       tunnels.push(req.url ?? '');
       const [host, port] = (req.url ?? '').split(':');
@@ -366,8 +314,7 @@ describe('proxies (defect 6)', () => {
       client.on('error', () => upstream.destroy());
       cleanups.push(() => upstream.destroy());
     });
-    await new Promise<void>((resolve) => proxyServer.listen(0, '127.0.0.1', resolve));
-    const proxy = { url: `http://127.0.0.1:${(proxyServer.address() as AddressInfo).port}` };
+    const proxy = { url: await listening(proxyServer) };
     const dir = mkdtempSync(join(tmpdir(), 'kr-proxy-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'config');

@@ -1,0 +1,62 @@
+// Small fake API servers for the src/kube tests: node:http on a loopback port, a handler per test, every request
+// recorded once its body has arrived. closeFakeServers() (afterEach) closes them and their open connections.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Credentials } from '../../src/kube/credentials.js';
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+export interface FakeServer {
+  readonly url: string;
+  /** Every request the server received, in order (method and path), recorded when its body has arrived. */
+  readonly seen: Array<{ method: string; path: string; at: number }>;
+}
+
+const servers: Server[] = [];
+
+/** Starts listening on a free loopback port; closed by closeFakeServers(). */
+export async function listening(server: Server): Promise<string> {
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export async function fakeServer(handler: Handler): Promise<FakeServer> {
+  const seen: FakeServer['seen'] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', path: req.url ?? '', at: performance.now() });
+      handler(req, res, Buffer.concat(chunks).toString('utf8'));
+    });
+  });
+  return { url: await listening(server), seen };
+}
+
+export async function closeFakeServers(): Promise<void> {
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.closeAllConnections();
+          s.close(() => resolve());
+        }),
+    ),
+  );
+}
+
+/** Anonymous credentials for a fake server's URL. */
+export function credentialsFor(server: string): Credentials {
+  return {
+    getCurrentCluster: () => ({ name: 'fake', server }),
+    getCurrentContext: () => 'fake',
+    getCurrentUser: () => ({ name: 'fake' }),
+    applyToHTTPSOptions: () => Promise.resolve(),
+  };
+}
+
+export const json = (res: ServerResponse, status: number, body: unknown): void => {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+};
