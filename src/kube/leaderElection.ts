@@ -184,6 +184,19 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
     return leading;
   }
 
+  let deadline: AbortController | undefined;
+  /**
+   * Applies the renew deadline at the instant it passes, not only when someone asks: onStoppedLeading (which
+   * withdraws every eviction still queued, operator.ts) fires then even if the renew loop is stuck in a request.
+   */
+  function armDeadline(at: number): void {
+    deadline?.abort();
+    const timer = (deadline = new AbortController());
+    void clock.sleep(at - clock.now(), AbortSignal.any([timer.signal, stopping.signal])).then(() => {
+      if (!timer.signal.aborted && !stopping.signal.aborted) isLeader();
+    });
+  }
+
   function setLeading(value: boolean, why: string): void {
     if (leading === value) return;
     leading = value;
@@ -263,6 +276,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
           if (stopping.signal.aborted) break;
           lastRenew = started;
           setLeading(true, 'lease acquired');
+          armDeadline(started + renewDeadlineMs);
         } else {
           setLeading(false, `lease held by ${observed?.holder ?? 'another replica'}`);
         }

@@ -15,12 +15,18 @@ class FakeLeases {
   private rv = 1;
   /** Identities whose calls fail (a partitioned replica). */
   readonly partitioned = new Set<string>();
+  /** Identities whose calls never answer (until their signal aborts them). */
+  readonly hung = new Set<string>();
   writes = 0;
 
   api(identity: string): LeaderElectionOptions['api'] {
     const check = (): void => {
       if (this.partitioned.has(identity)) throw new Error('connect ETIMEDOUT');
     };
+    const hang = (signal: AbortSignal | undefined): Promise<never> | undefined =>
+      this.hung.has(identity)
+        ? new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted'))))
+        : undefined;
     const copy = (l: V1Lease): V1Lease => JSON.parse(JSON.stringify(l)) as V1Lease;
     const store = (l: V1Lease): V1Lease => {
       this.writes++;
@@ -28,7 +34,8 @@ class FakeLeases {
       return copy(this.lease);
     };
     return {
-      readNamespacedLease: async () => {
+      readNamespacedLease: async ({ signal }) => {
+        await hang(signal);
         check();
         if (this.lease === undefined) throw new ApiException(404, 'not found', '', {});
         return copy(this.lease);
@@ -111,6 +118,41 @@ describe('leader election', () => {
     expect(leases.lease?.spec?.leaseTransitions).toBe(1);
     await a.stop(false);
     await b.stop(false);
+  });
+
+  it('stops leading at the renew deadline itself while the renew loop waits on a hung request', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    const stoppedAt: number[] = [];
+    const renewStarts: number[] = [];
+    const api = leases.api('a');
+    const a = createLeaderElector({
+      api: {
+        ...api,
+        readNamespacedLease: (p) => {
+          renewStarts.push(clock.now());
+          return api.readNamespacedLease(p);
+        },
+      },
+      namespace: 'kube-rebalancer',
+      name: 'kube-rebalancer',
+      identity: 'a',
+      clock,
+      logger: captureLogger().logger,
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 500,
+      onStoppedLeading: () => stoppedAt.push(clock.now()),
+    });
+    a.start();
+    await clock.advance(1000);
+    expect(a.isLeader()).toBe(true);
+    const lastRenew = renewStarts[renewStarts.length - 1]!;
+    // Every Lease call hangs from now on, each until its 1 s timeout aborts it.
+    leases.hung.add('a');
+    for (let t = 0; t < 4000; t += 50) await clock.advance(50);
+    expect(stoppedAt).toEqual([lastRenew + 2000]);
+    await a.stop(false);
   });
 
   it('counts a takeover of a released Lease as a transition, as client-go does', async () => {
