@@ -24,7 +24,8 @@ import { createEventRecorder, type EventRecorder } from './events.js';
 import { DEFAULT_RETRY, type RetryOptions } from './evictionRetry.js';
 import { createApiEvictor, type Evictor } from './evictor.js';
 import { PdbLedger } from './pdbLedger.js';
-import { createHttpHandler, type RequestHandler } from './httpServer.js';
+import { createHttpHandler, type HttpHandlerDeps, type RequestHandler } from './httpServer.js';
+import { createAuthReviewClients, type AuthReviewClients } from './authReviews.js';
 import { pageParams, SupervisedInformer, type InformerSpec } from './informers.js';
 import { volumeInformers } from './volumeInformers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from './kubeClient.js';
@@ -92,6 +93,12 @@ export interface Operator {
   readonly limiter: RateLimiter;
   /** /healthz, /readyz, /metrics. */
   readonly httpHandler: RequestHandler;
+  /** /healthz and /readyz alone (--health-addr). */
+  readonly probeHandler: RequestHandler;
+  /** /metrics alone (--metrics-addr; run.ts puts it behind authentication unless --metrics-secure=false). */
+  readonly metricsHandler: RequestHandler;
+  /** TokenReview and SubjectAccessReview through the operator's API transport (authReviews.ts). */
+  readonly authReviews: AuthReviewClients;
   /** Starts the informers and the leader election. */
   start(): void;
   /** Resolves when every cache has synced. */
@@ -354,7 +361,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       : undefined;
   }
 
-  const httpHandler = createHttpHandler({
+  const endpoints: HttpHandlerDeps = {
     registry: deps.registry,
     health: () => {
       const wedged = electionWedged();
@@ -370,6 +377,10 @@ export function createOperator(deps: OperatorDeps): Operator {
         ...(draining ? ['shutting down'] : []),
       ].join('\n'),
     }),
+  };
+  const authReviews = createAuthReviewClients(deps.kubeConfig, {
+    clock,
+    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} metrics-auth`,
   });
 
   let started = false;
@@ -379,7 +390,10 @@ export function createOperator(deps: OperatorDeps): Operator {
     cache,
     metrics,
     limiter,
-    httpHandler,
+    httpHandler: createHttpHandler(endpoints),
+    probeHandler: createHttpHandler({ ...endpoints, serve: 'probes' }),
+    metricsHandler: createHttpHandler({ ...endpoints, serve: 'metrics' }),
+    authReviews,
     start() {
       if (started) return;
       started = true;
@@ -429,6 +443,7 @@ export function createOperator(deps: OperatorDeps): Operator {
         for (const informer of informers) informer.stop();
         clients.close();
         leaseClients.close();
+        authReviews.close();
         logger.info('stopped');
       })();
       return stopped;
