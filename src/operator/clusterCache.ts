@@ -65,10 +65,17 @@ export interface PolicyStatusSeen {
 }
 
 export interface LastPlanStatus {
+  /** Pods the last cycle evicted (dry runs are not evictions). */
   readonly evictions: number;
+  /** Evictions the last cycle only tried with dryRun (a DryRun policy's "would evict"). */
+  readonly dryRunEvictions?: number;
   readonly skipped: number;
+  /** Rule violations and hard spread groups above maxSkew the cycle found. */
   readonly violations: number;
+  /** Largest topology skew when the cycle ended (after its evictions and their replacements). */
   readonly maxSkewObserved: number;
+  /** Largest topology skew when the cycle began. */
+  readonly maxSkewBefore?: number;
   /** Why pods were skipped, by class, most frequent first (at most 10); the counts add up to `skipped` when ≤ 10 classes. */
   readonly skippedReasons: readonly { readonly reason: string; readonly count: number }[];
 }
@@ -190,9 +197,15 @@ export class ClusterCache {
             ? undefined
             : {
                 evictions: num(lastPlan['evictions']) ?? 0,
+                ...(num(lastPlan['dryRunEvictions']) !== undefined
+                  ? { dryRunEvictions: num(lastPlan['dryRunEvictions']) }
+                  : {}),
                 skipped: num(lastPlan['skipped']) ?? 0,
                 violations: num(lastPlan['violations']) ?? 0,
                 maxSkewObserved: num(lastPlan['maxSkewObserved']) ?? 0,
+                ...(num(lastPlan['maxSkewBefore']) !== undefined
+                  ? { maxSkewBefore: num(lastPlan['maxSkewBefore']) }
+                  : {}),
                 skippedReasons: (Array.isArray(lastPlan['skippedReasons']) ? lastPlan['skippedReasons'] : [])
                   .filter(isObj)
                   .map((r) => ({ reason: str(r['reason']), count: num(r['count']) ?? 0 })),

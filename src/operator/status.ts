@@ -113,7 +113,7 @@ function readiness(input: StatusInput): { ready: boolean; reason: string; messag
     return { ready: false, reason: 'Degraded', message: `degraded: ${input.degraded.message}` };
   }
   const message = `runs on schedule ${JSON.stringify(input.schedule ?? '')} in ${input.mode ?? 'DryRun'} mode`;
-  return { ready: true, reason: 'Scheduled', message };
+  return { ready: true, reason: 'Ready', message };
 }
 
 export function buildStatus(input: StatusInput): PolicyStatus {

@@ -699,6 +699,7 @@ describe('manifests: PrometheusRule', () => {
     expect(promqlRefs(expr).metrics.map((m) => m.name)).toEqual([
       'rebalancer_topology_skew',
       'rebalancer_topology_max_skew',
+      'rebalancer_topology_actionable',
     ]);
     expect(promqlRefs(expr).groupingLabels).toEqual(['namespace', 'workload', 'topology_key']);
   });
