@@ -676,7 +676,10 @@ export class PolicyController {
     state.lastSuccessfulRunTime = rfc3339(this.deps.clock.wall());
     log.info(fields, `cycle finished: ${summary}`);
     const acted = counts.evicted + counts.dry_run + counts.failed + counts.pdb_blocked > 0;
-    if (acted || run.firstPlan.plan.evictions.length > 0) {
+    // The first cycle of a policy since this replica started (or took over) always says what it found, even when it
+    // had nothing to do: after a start-up, `kubectl describe rbp` shows the operator is at work. Later quiet cycles
+    // stay quiet (an Event every few minutes saying nothing would bury the ones that matter).
+    if (acted || run.firstPlan.plan.evictions.length > 0 || state.cycles === 1) {
       this.deps.events.record(target, 'Normal', 'RebalanceCompleted', `Run finished: ${summary}`);
     }
     return 'success';

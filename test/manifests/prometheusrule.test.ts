@@ -4,40 +4,12 @@
 // rules are mutated one way at a time (the DoNotSchedule filter dropped, the per-workload `max by` dropped, ...) and
 // `promtool test rules` must then fail, naming the alert.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
-
-const RULES = new URL('../../manifests/prometheusrule.yaml', import.meta.url);
-export const PROMTOOL_HINT =
-  "promtool not found on the PATH: install Debian's prometheus package (apt-get update && apt-get install -y prometheus; bash .ci/run does this when it runs as root)";
-
-/** `command` on the PATH, or undefined. */
-export function findOnPath(command: string): string | undefined {
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    if (dir !== '' && existsSync(join(dir, command))) return join(dir, command);
-  }
-  return undefined;
-}
-
-interface Rule {
-  alert: string;
-  expr: string;
-  for?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
-interface RuleFile {
-  groups: Array<{ name: string; rules: Rule[] }>;
-}
-
-/** The rule groups of the PrometheusRule, as a Prometheus rule file. */
-export function shippedRuleFile(): RuleFile {
-  const rule = parse(readFileSync(RULES, 'utf8')) as { spec: RuleFile };
-  return { groups: rule.spec.groups };
-}
+import { stringify } from 'yaml';
+import { findOnPath, PROMTOOL_HINT, shippedRuleFile, type Rule, type RuleFile } from './promtool.js';
 
 const rulesOf = (file: RuleFile): Rule[] => file.groups.flatMap((g) => g.rules);
 
