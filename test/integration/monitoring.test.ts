@@ -261,7 +261,6 @@ describe.skipIf(!controlPlaneAvailable())('monitoring: a real Prometheus scrapes
     // Every panel query of the Grafana dashboard, with its variables set to All and a 1m rate interval (a few cycles
     // and a dozen scrapes in it).
     await waitFor(async () => (await value('sum(rebalancer_cycles_total{policy="mon"})'))! >= 4, 60_000, 'cycles');
-    await new Promise((r) => setTimeout(r, 10_000));
     const dashboard = JSON.parse(
       readFileSync(join(repoRoot(), 'manifests/grafana/kube-rebalancer-dashboard.json'), 'utf8'),
     ) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }> };
