@@ -36,16 +36,20 @@ function lease(s: TestApiServer): { holderIdentity?: string } | undefined {
     { holderIdentity?: string } | undefined;
 }
 
+/** A test API server, a kubeconfig file for it, and two free ports (metrics, health). */
+async function cluster(): Promise<{ s: TestApiServer; kubeconfig: string; port: number; healthPort: number }> {
+  const s = (server = await startCluster());
+  const dir = mkdtempSync(join(tmpdir(), 'kube-rebalancer-'));
+  tempDirs.push(dir);
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, s.kubeConfig().exportConfig());
+  return { s, kubeconfig, port: await freePort(), healthPort: await freePort() };
+}
+
 describe('runOperator', () => {
   it('serves health on http and metrics on https behind authentication, leads, and on SIGTERM releases the lease and exits 0', async () => {
-    const s = (server = await startCluster());
+    const { s, kubeconfig, port, healthPort } = await cluster();
     s.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-rebalancer' } });
-    const dir = mkdtempSync(join(tmpdir(), 'kube-rebalancer-'));
-    tempDirs.push(dir);
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, s.kubeConfig().exportConfig());
-    const port = await freePort();
-    const healthPort = await freePort();
     process.env['POD_NAME'] = 'rebalancer-0';
     const exit = runOperator({
       kubeconfig,
@@ -89,13 +93,7 @@ describe('runOperator', () => {
   });
 
   it('--metrics-secure=false serves /metrics on plain HTTP without authentication', async () => {
-    const s = (server = await startCluster());
-    const dir = mkdtempSync(join(tmpdir(), 'kube-rebalancer-'));
-    tempDirs.push(dir);
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, s.kubeConfig().exportConfig());
-    const port = await freePort();
-    const healthPort = await freePort();
+    const { s, kubeconfig, port, healthPort } = await cluster();
     const exit = main([
       'run',
       `--kubeconfig=${kubeconfig}`,

@@ -48,6 +48,14 @@ const up = (instance: string, values: string) => ({
   values,
 });
 
+/** Two replicas, both scraped, leading as given. */
+const replicas = (a: 0 | 1, b: 0 | 1) => [
+  { series: 'rebalancer_leader{instance="a"}', values: `${a}x30` },
+  { series: 'rebalancer_leader{instance="b"}', values: `${b}x30` },
+  up('a', '1x30'),
+  up('b', '1x30'),
+];
+
 const CASES: readonly Case[] = [
   {
     name: 'hard skew fires after its for',
@@ -105,12 +113,7 @@ const CASES: readonly Case[] = [
   },
   {
     name: 'no leader',
-    series: [
-      { series: 'rebalancer_leader{instance="a"}', values: '0x30' },
-      { series: 'rebalancer_leader{instance="b"}', values: '0x30' },
-      up('a', '1x30'),
-      up('b', '1x30'),
-    ],
+    series: replicas(0, 0),
     checks: [
       { at: '9m', alert: 'RebalancerNoLeader', firing: [] },
       { at: '11m', alert: 'RebalancerNoLeader', firing: [{ labels: {}, value: 0 }] },
@@ -118,12 +121,7 @@ const CASES: readonly Case[] = [
   },
   {
     name: 'a leader and a follower are fine',
-    series: [
-      { series: 'rebalancer_leader{instance="a"}', values: '1x30' },
-      { series: 'rebalancer_leader{instance="b"}', values: '0x30' },
-      up('a', '1x30'),
-      up('b', '1x30'),
-    ],
+    series: replicas(1, 0),
     checks: [
       { at: '20m', alert: 'RebalancerNoLeader', firing: [] },
       { at: '20m', alert: 'RebalancerAbsent', firing: [] },
