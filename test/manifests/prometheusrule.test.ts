@@ -292,6 +292,24 @@ describe('manifests/prometheusrule.yaml under promtool', () => {
       caughtBy: 'hard skew fires after its for',
     },
     {
+      name: 'a skew remembered for half an hour',
+      alert: 'RebalancerSkewAboveMax',
+      edit: (r) => (r.expr = `max_over_time((${r.expr.trim()})[30m:1m])`),
+      caughtBy: 'a repaired skew resolves',
+    },
+    {
+      name: 'a longer for on no leader',
+      alert: 'RebalancerNoLeader',
+      edit: (r) => (r.for = '30m'),
+      caughtBy: 'no leader',
+    },
+    {
+      name: 'a longer for on absent',
+      alert: 'RebalancerAbsent',
+      edit: (r) => (r.for = '30m'),
+      caughtBy: 'absent: nothing scraped at all',
+    },
+    {
       name: 'min instead of max over the replicas',
       alert: 'RebalancerNoLeader',
       edit: (r) => (r.expr = r.expr.replace('max(', 'min(')),
@@ -316,6 +334,10 @@ describe('manifests/prometheusrule.yaml under promtool', () => {
       caughtBy: 'failing evictions',
     },
   ];
+
+  it('has a mutation for every case', () => {
+    expect(CASES.map((c) => c.name).filter((name) => !MUTATIONS.some((m) => m.caughtBy === name))).toEqual([]);
+  });
 
   it.each(MUTATIONS)('a rule with $name fails promtool test rules ($caughtBy)', ({ name, alert, edit, caughtBy }) => {
     const rules = shippedRuleFile();
