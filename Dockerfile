@@ -36,7 +36,8 @@ COPY --from=deps /app/package.json ./package.json
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER 65532:65532
-EXPOSE 8080
+# /metrics (HTTPS, authenticated) and the probes (plain HTTP): run's --metrics-addr and --health-addr defaults.
+EXPOSE 8443 8081
 # A small young generation and memory-first heap growth: the operator allocates little that lives (its cache is
 # compact) and much that dies at once (each watch event's JSON), so V8's defaults (16 MiB semi-spaces, an old
 # generation allowed to grow far before it is collected) cost resident memory for no speed it needs. Measured with

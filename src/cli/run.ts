@@ -1,10 +1,18 @@
 // `kube-rebalancer run`: the operator. Flag parsing only; the work is in src/operator/run.ts.
 import type { Command } from 'commander';
 import { runOperator, type RunOperatorOptions } from '../operator/run.js';
+import { InvalidArgumentError } from 'commander';
 import { positiveInt, positiveNumber } from './args.js';
 
 /** Commander fills every option, so the flags are exactly runOperator's options. */
 type RunFlags = RunOperatorOptions & { readonly logLevel: string };
+
+/** `--flag` alone is true; `--flag=true|false` as given (Kubernetes components spell their booleans this way). */
+function booleanFlag(value: string | undefined): boolean {
+  if (value === undefined || value === 'true') return true;
+  if (value === 'false') return false;
+  throw new InvalidArgumentError('must be true or false');
+}
 
 export function registerRunCommand(program: Command, io: { readonly stderr: (s: string) => void }): void {
   program
@@ -14,7 +22,22 @@ export function registerRunCommand(program: Command, io: { readonly stderr: (s: 
       '--kubeconfig <file>',
       'kubeconfig file (default: in-cluster credentials, else $KUBECONFIG or ~/.kube/config)',
     )
-    .option('--metrics-addr <[host]:port>', 'address of /healthz, /readyz and /metrics', ':8080')
+    .option(
+      '--metrics-addr <[host]:port>',
+      'address of /metrics (HTTPS, TokenReview + SubjectAccessReview; plain HTTP with --metrics-secure=false)',
+      ':8443',
+    )
+    .option(
+      '--metrics-secure [bool]',
+      'serve /metrics over HTTPS behind authentication and authorization; --metrics-secure=false for plain local runs',
+      booleanFlag,
+      true,
+    )
+    .option(
+      '--metrics-cert-dir <dir>',
+      'folder with tls.crt and tls.key for /metrics, reloaded when they change (default: self-signed)',
+    )
+    .option('--health-addr <[host]:port>', 'address of /healthz and /readyz (plain HTTP, for the probes)', ':8081')
     .option('--leader-elect', 'elect a leader through a Lease, so several replicas can run', false)
     .option(
       '--namespace <ns>',

@@ -5,7 +5,7 @@
 // Cardinality: policy, strategy and result labels are bounded by the number of policies, the registered strategies
 // and an enum. The topology
 // series (namespace × workload × topology_key) grow with the cluster, so they are capped (default 10,000 label sets,
-// each exported as a skew and a max-skew gauge); label sets over the cap are counted in
+// each exported as a skew, a max-skew and an actionable gauge); label sets over the cap are counted in
 // rebalancer_metric_series_dropped_total instead of being exported, and series of workloads that disappeared are
 // removed on the next report.
 import { Counter, Gauge, Histogram } from 'prom-client';
@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client';
 import type { WhenUnsatisfiable } from '../model/types.js';
 import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
 import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
+import { topologySpread } from '../strategies/topologySpread/strategy.js';
 import {
   ABORT_REASONS,
   CYCLE_DURATION_BUCKETS,
@@ -24,6 +25,9 @@ import {
 import type { AbortReason, CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
 
 export const DEFAULT_MAX_SKEW_SERIES = 10_000;
+
+/** The strategy whose violations are the spread groups above maxSkew. */
+const TOPOLOGY_SPREAD = topologySpread.name;
 
 export interface MetricsOptions {
   /** Most (namespace, workload, topology_key) label sets exported at once. Default 10,000. */
@@ -43,7 +47,15 @@ export type TopologySeriesInput = Pick<
   'namespace' | 'topologyKey' | 'whenUnsatisfiable' | 'skew' | 'maxSkew'
 > & {
   readonly workloads?: readonly string[];
+  /** Why the planner cannot repair the skew, if it cannot (then no alert: nobody can act on it). */
+  readonly unrepairable?: string;
 };
+
+/** How the reporting policy acts on what it reports. */
+export interface TopologyOptions {
+  /** The policy evicts (mode Evict); a DryRun policy only reports (default true). */
+  readonly evicts?: boolean;
+}
 
 export type ViolationCounts = Readonly<Partial<Record<Strategy, number>>>;
 
@@ -54,7 +66,7 @@ export interface RebalancerMetrics {
    * policies stays until none of them reports it. When a workload appears in several groups with the same
    * topology key, the worst one (largest skew above its maxSkew, then largest skew) is exported.
    */
-  recordTopology(policy: string, reports: readonly TopologySeriesInput[]): void;
+  recordTopology(policy: string, reports: readonly TopologySeriesInput[], opts?: TopologyOptions): void;
   /** Sets the violation gauge of every strategy (0 for strategies absent from `countsByStrategy`). */
   recordViolations(policy: string, countsByStrategy: ViolationCounts): void;
   /** Counts one eviction attempt and its outcome. */
@@ -73,8 +85,10 @@ export interface RebalancerMetrics {
    * policy (a replica that stops leading must not keep exporting a frozen picture).
    */
   forgetLeaderSeries(): void;
-  /** Records a plan's topology, violations and planned evictions in one call. */
-  recordPlan(plan: RebalancePlan): void;
+  /** Records a plan's topology and violations in one call. */
+  recordPlan(plan: RebalancePlan, opts?: TopologyOptions): void;
+  /** The evictions a finished cycle made (evicted, or dry_run for a DryRun policy). */
+  recordCycleEvictions(policy: string, count: number): void;
   /** Sets `rebalancer_leader` (1 while this replica holds the lease). */
   setLeader(isLeader: boolean): void;
   /** An Event was dropped: the queue of Events waiting to be sent was full. */
@@ -96,6 +110,8 @@ interface SeriesValue {
   readonly labels: TopologyLabels;
   readonly skew: number;
   readonly maxSkew: number;
+  /** Reported by an evicting policy and repairable. */
+  readonly actionable: boolean;
 }
 
 export function createMetrics(registry: Registry, opts: MetricsOptions = {}): RebalancerMetrics {
@@ -109,6 +125,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
 
   const topologySkew = new Gauge({ ...METRICS.topologySkew, registers });
   const topologyMaxSkew = new Gauge({ ...METRICS.topologyMaxSkew, registers });
+  const topologyActionable = new Gauge({ ...METRICS.topologyActionable, registers });
   const violations = new Gauge({ ...METRICS.violations, registers });
   const evictions = new Counter({ ...METRICS.evictions, registers });
   const cycleDuration = new Histogram({ ...METRICS.cycleDuration, buckets: [...CYCLE_DURATION_BUCKETS], registers });
@@ -121,8 +138,9 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const cycleAborts = new Counter({ ...METRICS.cycleAborts, registers });
   const cycleDue = new Gauge({ ...METRICS.cycleDue, registers });
 
-  // Exported (namespace, workload, topology_key, when_unsatisfiable) label sets, and which policies currently report each.
-  const exported = new Map<string, { readonly labels: TopologyLabels; readonly owners: Set<string> }>();
+  // Exported (namespace, workload, topology_key, when_unsatisfiable) label sets, and which policies currently report
+  // each (and whether that policy could act on it).
+  const exported = new Map<string, { readonly labels: TopologyLabels; readonly owners: Map<string, boolean> }>();
   const ownedByPolicy = new Map<string, Set<string>>();
 
   // The counters exist from the start, so `rate()` and `absent()` see them before the first event.
@@ -134,25 +152,30 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     const entry = exported.get(key);
     if (entry === undefined) return;
     entry.owners.delete(policy);
-    if (entry.owners.size > 0) return;
+    if (entry.owners.size > 0) {
+      topologyActionable.set({ ...entry.labels }, [...entry.owners.values()].some(Boolean) ? 1 : 0);
+      return;
+    }
     topologySkew.remove({ ...entry.labels });
     topologyMaxSkew.remove({ ...entry.labels });
+    topologyActionable.remove({ ...entry.labels });
     exported.delete(key);
   }
 
   function write(key: string, value: SeriesValue, policy: string): void {
     let entry = exported.get(key);
     if (entry === undefined) {
-      entry = { labels: value.labels, owners: new Set() };
+      entry = { labels: value.labels, owners: new Map() };
       exported.set(key, entry);
     }
-    entry.owners.add(policy);
+    entry.owners.set(policy, value.actionable);
     topologySkew.set({ ...value.labels }, value.skew);
     topologyMaxSkew.set({ ...value.labels }, value.maxSkew);
+    topologyActionable.set({ ...value.labels }, [...entry.owners.values()].some(Boolean) ? 1 : 0);
   }
 
-  function recordTopology(policy: string, reports: readonly TopologySeriesInput[]): void {
-    const desired = collapseReports(reports);
+  function recordTopology(policy: string, reports: readonly TopologySeriesInput[], topo: TopologyOptions = {}): void {
+    const desired = collapseReports(reports, topo.evicts ?? true);
     const previous = ownedByPolicy.get(policy) ?? new Set<string>();
     for (const key of previous) {
       if (!desired.has(key)) release(policy, key);
@@ -200,14 +223,9 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     if (result === 'success') lastSuccessfulCycle.set({ policy }, now() / 1000);
   }
 
-  function recordPlan(plan: RebalancePlan): void {
-    recordTopology(plan.policy, plan.topology);
-    const counts: Partial<Record<Strategy, number>> = {};
-    for (const violation of plan.violations) {
-      counts[violation.strategy] = (counts[violation.strategy] ?? 0) + 1;
-    }
-    recordViolations(plan.policy, counts);
-    planEvictions.set({ policy: plan.policy }, plan.evictions.length);
+  function recordPlan(plan: RebalancePlan, topo: TopologyOptions = {}): void {
+    recordTopology(plan.policy, plan.topology, topo);
+    recordViolations(plan.policy, violationCounts(plan));
   }
 
   function forgetPolicy(policy: string): void {
@@ -243,6 +261,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     markCycleDue: (policy) => cycleDue.set({ policy }, now() / 1000),
     forgetLeaderSeries,
     recordPlan,
+    recordCycleEvictions: (policy, count) => planEvictions.set({ policy }, count),
     setLeader: (isLeader) => leader.set(isLeader ? 1 : 0),
     recordEventDropped: () => eventsDropped.inc(),
     forgetPolicy,
@@ -250,8 +269,20 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   };
 }
 
+/**
+ * Violations of a plan by strategy: the rule violations it lists, and for TopologySpread each hard (DoNotSchedule)
+ * spread group skewed above its maxSkew (the planner reports those as topology, not as violations).
+ */
+export function violationCounts(plan: Pick<RebalancePlan, 'violations' | 'topology'>): ViolationCounts {
+  const counts: Partial<Record<Strategy, number>> = {};
+  for (const violation of plan.violations) counts[violation.strategy] = (counts[violation.strategy] ?? 0) + 1;
+  const hard = plan.topology.filter((t) => t.whenUnsatisfiable === 'DoNotSchedule' && t.skew > t.maxSkew).length;
+  if (hard > 0) counts[TOPOLOGY_SPREAD] = (counts[TOPOLOGY_SPREAD] ?? 0) + hard;
+  return counts;
+}
+
 /** One value per label set; a workload in several groups with the same key keeps its worst group. */
-function collapseReports(reports: readonly TopologySeriesInput[]): Map<string, SeriesValue> {
+function collapseReports(reports: readonly TopologySeriesInput[], evicts: boolean): Map<string, SeriesValue> {
   const desired = new Map<string, SeriesValue>();
   for (const report of reports) {
     for (const workload of report.workloads ?? []) {
@@ -261,7 +292,12 @@ function collapseReports(reports: readonly TopologySeriesInput[]): Map<string, S
         topology_key: report.topologyKey,
         when_unsatisfiable: report.whenUnsatisfiable,
       };
-      const value: SeriesValue = { labels, skew: report.skew, maxSkew: report.maxSkew };
+      const value: SeriesValue = {
+        labels,
+        skew: report.skew,
+        maxSkew: report.maxSkew,
+        actionable: evicts && report.unrepairable === undefined,
+      };
       const key = seriesKey(labels);
       const current = desired.get(key);
       if (current === undefined || compareSeverity(value, current) > 0) desired.set(key, value);

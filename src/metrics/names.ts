@@ -46,13 +46,19 @@ export const METRICS = {
   topologyMaxSkew: {
     name: 'rebalancer_topology_max_skew',
     type: 'gauge',
-    help: 'The maxSkew the workload allows for this topology key (compare with rebalancer_topology_skew).',
+    help: "The configured limit: maxSkew of the workload's spread constraint for this topology key (not an observed value; the observed skew is rebalancer_topology_skew).",
+    labelNames: TOPOLOGY_LABELS,
+  },
+  topologyActionable: {
+    name: 'rebalancer_topology_actionable',
+    type: 'gauge',
+    help: '1 when a policy in mode Evict acts on this group and its skew is repairable; 0 when the skew is only reported (DryRun, or the planner finds it unrepairable). RebalancerSkewAboveMax fires only where it is 1.',
     labelNames: TOPOLOGY_LABELS,
   },
   violations: {
     name: 'rebalancer_violations',
     type: 'gauge',
-    help: 'Violations found by the last cycle of a policy, per strategy.',
+    help: 'Violations the last plan of a policy found, per strategy: pods breaking a rule, and for TopologySpread the hard (DoNotSchedule) spread groups skewed above maxSkew.',
     labelNames: ['policy', 'strategy'],
   },
   evictions: {
@@ -112,7 +118,7 @@ export const METRICS = {
   planEvictions: {
     name: 'rebalancer_plan_evictions',
     type: 'gauge',
-    help: 'Evictions planned by the last cycle of a policy.',
+    help: 'Evictions the last finished cycle of a policy made over all its re-plans: pods evicted, or for a DryRun policy the dry-run evictions it would have made.',
     labelNames: ['policy'],
   },
 } as const satisfies Record<string, MetricDefinition>;

@@ -174,9 +174,15 @@ export class ClusterCache {
             ? undefined
             : {
                 evictions: num(lastPlan['evictions']) ?? 0,
+                ...(num(lastPlan['dryRunEvictions']) !== undefined
+                  ? { dryRunEvictions: num(lastPlan['dryRunEvictions']) }
+                  : {}),
                 skipped: num(lastPlan['skipped']) ?? 0,
                 violations: num(lastPlan['violations']) ?? 0,
                 maxSkewObserved: num(lastPlan['maxSkewObserved']) ?? 0,
+                ...(num(lastPlan['maxSkewBefore']) !== undefined
+                  ? { maxSkewBefore: num(lastPlan['maxSkewBefore']) }
+                  : {}),
                 skippedReasons: (Array.isArray(lastPlan['skippedReasons']) ? lastPlan['skippedReasons'] : [])
                   .filter(isObj)
                   .map((r) => ({ reason: str(r['reason']), count: num(r['count']) ?? 0 })),

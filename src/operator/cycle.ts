@@ -18,7 +18,7 @@
 // A policy is tracked by uid: a policy deleted and recreated under the same name starts from its new status.
 // A deleted policy's cycle is aborted, and nothing of it is recorded afterwards (metrics, status, Events).
 import type { Logger } from 'pino';
-import type { RebalancerMetrics } from '../metrics/metrics.js';
+import { violationCounts, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { AbortReason, CycleResult } from '../metrics/names.js';
 import type { PlanOutcome } from '../planner/plan.js';
 import { countSkipReasons } from '../planner/skipReasons.js';
@@ -153,6 +153,7 @@ function gatedMetrics(metrics: RebalancerMetrics, exists: () => boolean, leads: 
     recordTopology: (...a) => (picture() ? metrics.recordTopology(...a) : undefined),
     recordViolations: (...a) => (picture() ? metrics.recordViolations(...a) : undefined),
     recordPlan: (...a) => (picture() ? metrics.recordPlan(...a) : undefined),
+    recordCycleEvictions: (...a) => (picture() ? metrics.recordCycleEvictions(...a) : undefined),
     recordEviction: (...a) => (exists() ? metrics.recordEviction(...a) : undefined),
     observeCycle: (...a) => (exists() ? metrics.observeCycle(...a) : undefined),
     recordAbort: (...a) => (exists() ? metrics.recordAbort(...a) : undefined),
@@ -558,6 +559,9 @@ export class PolicyController {
     if (this.deps.stopSignal.aborted) abort.abort('shutting_down');
     state.run = abort;
     const { runPolicy, gate, fields, message } = this.windowed(policy, state, this.deps.clock.wall());
+    // Whether this run may act on the skew it finds (mode Evict, inside its window): where it may not, the skew is
+    // reported but not alerted on.
+    const evicts = runPolicy.spec.mode === 'Evict';
     log.info(
       { mode: policy.spec.mode, generation: entry.generation, trigger, ...(why ? { changes: why } : {}), ...fields },
       message,
@@ -574,10 +578,10 @@ export class PolicyController {
           signal: abort.signal,
           held: this.cooldownHolds(state, started),
           onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
-          onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan),
+          onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan, { evicts }),
         },
       ).run();
-      result = this.finish(entry, state, run, log, metrics, gate?.windowEnd);
+      result = this.finish(entry, state, run, log, metrics, { windowEnd: gate?.windowEnd, evicts });
     } catch (err) {
       result = 'failed';
       state.lastFailure = `cycle failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -602,7 +606,7 @@ export class PolicyController {
     run: RunResult,
     log: Logger,
     metrics: RebalancerMetrics,
-    windowEnd: number | undefined,
+    { windowEnd, evicts }: { readonly windowEnd: number | undefined; readonly evicts: boolean },
   ): CycleResult {
     const name = entry.name;
     const { counts } = run;
@@ -612,22 +616,26 @@ export class PolicyController {
     const aborted = halted !== undefined && halted !== 'degraded' && halted !== 'window_closed' ? halted : undefined;
     // An aborted run's last plan is not the cluster's state (and a deleted policy has no series left to update).
     if (aborted === undefined) {
-      metrics.recordTopology(name, last.topology);
-      const violations: Record<string, number> = {};
-      for (const v of last.violations) violations[v.strategy] = (violations[v.strategy] ?? 0) + 1;
-      metrics.recordViolations(name, violations);
+      metrics.recordTopology(name, last.topology, { evicts });
+      metrics.recordViolations(name, violationCounts(last));
     }
+    metrics.recordCycleEvictions(name, counts.evicted + counts.dry_run);
     const before = maxSkew(run.firstPlan);
     const after = maxSkew(run.lastPlan);
     const skipped = skippedThisRun(run);
+    let found = 0;
+    for (const n of Object.values(violationCounts(run.firstPlan.plan))) found += n ?? 0;
     for (const s of run.firstPlan.plan.skipped) {
       log.debug({ pod: `${s.namespace}/${s.name}`, strategy: s.strategy, reason: s.reason }, 'pod skipped');
     }
+    // What on-call reads in `kubectl get rbp`: real evictions only, and the skew the run left behind.
     state.lastPlan = {
-      evictions: counts.evicted + counts.dry_run,
+      evictions: counts.evicted,
+      dryRunEvictions: counts.dry_run,
       skipped: skipped.length,
-      violations: run.firstPlan.plan.violations.length,
-      maxSkewObserved: before,
+      violations: found,
+      maxSkewObserved: after,
+      maxSkewBefore: before,
       skippedReasons: countSkipReasons(skipped),
     };
     const target = policyTarget(entry);
@@ -639,7 +647,17 @@ export class PolicyController {
       `${counts.evicted} evicted, ${counts.dry_run} dry-run, ${counts.pdb_blocked} blocked by budgets, ` +
       `${counts.failed} failed, ${counts.not_found} gone, ${skipped.length} skipped${reasonsText(state.lastPlan)}; ` +
       `max skew ${before} → ${after} (${run.plans} plan${run.plans === 1 ? '' : 's'})`;
-    const fields = { ...counts, plans: run.plans, maxSkewBefore: before, maxSkewAfter: after, halted };
+    // `skipped` is every skip the summary counts; the executor's own share is `skippedAtEviction`.
+    const { skipped: skippedAtEviction, ...outcomes } = counts;
+    const fields = {
+      ...outcomes,
+      skipped: skipped.length,
+      skippedAtEviction,
+      plans: run.plans,
+      maxSkewBefore: before,
+      maxSkewAfter: after,
+      halted,
+    };
     if (aborted !== undefined) {
       const why = ABORT_TEXT[aborted];
       log.warn({ ...fields, abortReason: aborted }, `cycle aborted (${why.text}): ${summary}`);
@@ -658,7 +676,10 @@ export class PolicyController {
     state.lastSuccessfulRunTime = rfc3339(this.deps.clock.wall());
     log.info(fields, `cycle finished: ${summary}`);
     const acted = counts.evicted + counts.dry_run + counts.failed + counts.pdb_blocked > 0;
-    if (acted || run.firstPlan.plan.evictions.length > 0) {
+    // The first cycle of a policy since this replica started (or took over) always says what it found, even when it
+    // had nothing to do: after a start-up, `kubectl describe rbp` shows the operator is at work. Later quiet cycles
+    // stay quiet (an Event every few minutes saying nothing would bury the ones that matter).
+    if (acted || run.firstPlan.plan.evictions.length > 0 || state.cycles === 1) {
       this.deps.events.record(target, 'Normal', 'RebalanceCompleted', `Run finished: ${summary}`);
     }
     return 'success';

@@ -24,7 +24,8 @@ import { createEventRecorder, type EventRecorder } from './events.js';
 import { DEFAULT_RETRY, type RetryOptions } from './eviction/evictionRetry.js';
 import { createApiEvictor, type Evictor } from './eviction/evictor.js';
 import { PdbLedger } from './eviction/pdbLedger.js';
-import { createHttpHandler, type RequestHandler } from './httpServer.js';
+import { createHttpHandler, type HttpHandlerDeps, type RequestHandler } from './httpServer.js';
+import { createAuthReviewClients, type AuthReviewClients } from '../kube/authReviews.js';
 import { pageParams, SupervisedInformer, type InformerSpec } from '../kube/informers.js';
 import { volumeInformers } from './volumeInformers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from '../kube/kubeClient.js';
@@ -99,6 +100,12 @@ export interface Operator {
   readonly limiter: RateLimiter;
   /** /healthz, /readyz, /metrics. */
   readonly httpHandler: RequestHandler;
+  /** /healthz and /readyz alone (--health-addr). */
+  readonly probeHandler: RequestHandler;
+  /** /metrics alone (--metrics-addr; run.ts puts it behind authentication unless --metrics-secure=false). */
+  readonly metricsHandler: RequestHandler;
+  /** TokenReview and SubjectAccessReview through the operator's API transport (authReviews.ts). */
+  readonly authReviews: AuthReviewClients;
   /** Starts the informers and the leader election. */
   start(): void;
   /** Resolves when every cache has synced. */
@@ -362,7 +369,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       : undefined;
   }
 
-  const httpHandler = createHttpHandler({
+  const endpoints: HttpHandlerDeps = {
     registry: deps.registry,
     health: () => {
       const wedged = electionWedged();
@@ -378,6 +385,10 @@ export function createOperator(deps: OperatorDeps): Operator {
         ...(draining ? ['shutting down'] : []),
       ].join('\n'),
     }),
+  };
+  const authReviews = createAuthReviewClients(deps.kubeConfig, {
+    clock,
+    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} metrics-auth`,
   });
 
   let started = false;
@@ -387,7 +398,10 @@ export function createOperator(deps: OperatorDeps): Operator {
     cache,
     metrics,
     limiter,
-    httpHandler,
+    httpHandler: createHttpHandler(endpoints),
+    probeHandler: createHttpHandler({ ...endpoints, serve: 'probes' }),
+    metricsHandler: createHttpHandler({ ...endpoints, serve: 'metrics' }),
+    authReviews,
     start() {
       if (started) return;
       started = true;
@@ -437,6 +451,7 @@ export function createOperator(deps: OperatorDeps): Operator {
         for (const informer of informers) informer.stop();
         clients.close();
         leaseClients.close();
+        authReviews.close();
         logger.info('stopped');
       })();
       return stopped;

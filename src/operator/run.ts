@@ -1,17 +1,17 @@
 // The entry point of `kube-rebalancer run`: the only place that reads the environment (POD_NAME,
-// KUBERNETES_SERVICE_HOST, the hostname), opens the HTTP listener and handles signals. Everything else is
+// KUBERNETES_SERVICE_HOST, the hostname), opens the listeners and handles signals. Everything else is
 // createOperator(deps).
+//
+// Listeners: serving.ts.
 //
 // SIGTERM/SIGINT: readiness fails, no new cycle or eviction starts, the eviction in flight completes, the Lease is
 // released so another replica takes over at once, and the promise resolves to exit code 0.
 // Exit codes: 0 after a signal; 1 runtime failure (cannot listen); 2 bad input (invalid flag value, unreadable or
 // invalid kubeconfig, no credentials at all), reported as one `error:` line on stderr like any other command's.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { ListenAddressError, parseListenAddress } from './httpServer.js';
 import { InputError } from '../errors.js';
 import type { Credentials } from '../kube/credentials.js';
 import {
@@ -23,10 +23,17 @@ import {
 } from '../kube/kubeconfig.js';
 import { runOnce } from './once.js';
 import { createOperator } from './operator.js';
+import { openListeners, servingFlagProblem } from './serving.js';
 
 export interface RunOperatorOptions {
   readonly kubeconfig?: string;
   readonly metricsAddr: string;
+  /** HTTPS with TokenReview/SubjectAccessReview on /metrics (default true); false: plain HTTP, no auth. */
+  readonly metricsSecure?: boolean;
+  /** Folder with tls.crt and tls.key for /metrics (default: a self-signed certificate). */
+  readonly metricsCertDir?: string;
+  /** /healthz and /readyz, plain HTTP (default :8081). */
+  readonly healthAddr?: string;
   readonly leaderElect: boolean;
   readonly namespace: string;
   readonly kubeApiQps: number;
@@ -43,16 +50,6 @@ export function leaderIdentity(env: NodeJS.ProcessEnv): string {
   const pod = env['POD_NAME'];
   if (pod !== undefined && pod !== '') return pod;
   return `${hostname()}-${randomBytes(4).toString('hex')}`;
-}
-
-function listen(server: Server, host: string | undefined, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
 
 export interface RunIo {
@@ -75,20 +72,17 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
   };
   if (!LOG_LEVELS.includes(level))
     return badInput(`invalid --log-level ${JSON.stringify(level)} (${LOG_LEVELS.join(', ')})`);
-  const logOptions = { level, base: { component: 'kube-rebalancer' } };
+  // The program's name under `name`: parts log their own `component` (events, cron, leader-election), and a second
+  // `component` key in one JSON line would leave readers to pick one.
+  const logOptions = { level, name: 'kube-rebalancer', base: {} };
   const logger = io.log !== undefined ? pino(logOptions, io.log) : pino(logOptions);
   if (!(opts.kubeApiQps > 0)) return badInput(`--kube-api-qps must be > 0 (got ${opts.kubeApiQps})`);
   if (!Number.isInteger(opts.kubeApiBurst) || opts.kubeApiBurst < 1) {
     return badInput(`--kube-api-burst must be an integer >= 1 (got ${opts.kubeApiBurst})`);
   }
   if (opts.namespace === '') return badInput('--namespace must not be empty');
-  let address: { host: string | undefined; port: number };
-  try {
-    address = parseListenAddress(opts.metricsAddr);
-  } catch (err) {
-    if (err instanceof ListenAddressError) return badInput(err.message);
-    throw err;
-  }
+  const flagProblem = servingFlagProblem(opts);
+  if (flagProblem !== undefined) return badInput(flagProblem);
   // Without any, a client would fall back to http://localhost:8080 and retry it for ever.
   const source = findCredentials(opts.kubeconfig, processEnvironment(), true);
   if (source === undefined) return badInput(NO_CREDENTIALS);
@@ -140,14 +134,8 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
       process.off('SIGINT', onSignal);
     }
   }
-  const server = createServer(operator.httpHandler);
-  try {
-    await listen(server, address.host, address.port);
-  } catch (err) {
-    logger.error({ err: (err as Error).message }, `cannot listen on ${opts.metricsAddr}`);
-    return 1;
-  }
-  logger.info({ address: opts.metricsAddr }, 'serving /healthz, /readyz and /metrics');
+  const listeners = await openListeners(operator, opts, logger);
+  if (listeners === undefined) return 1;
 
   const signalled = new Promise<string>((resolve) => {
     const onSignal = (signal: string): void => {
@@ -168,9 +156,6 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
   stopping = true;
   logger.info({ signal }, 'signal received');
   await operator.shutdown({ releaseLease: true });
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
+  await listeners.close();
   return 0;
 }

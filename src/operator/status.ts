@@ -24,10 +24,17 @@ export const POLICY_VERSION = 'v1alpha1';
 export const POLICY_PLURAL = 'rebalancepolicies';
 
 export interface LastPlanStatus {
+  /** Pods the last cycle evicted (dry runs are not evictions). */
   readonly evictions: number;
+  /** Evictions the last cycle only tried with dryRun (a DryRun policy's "would evict"). */
+  readonly dryRunEvictions?: number;
   readonly skipped: number;
+  /** Rule violations and hard spread groups above maxSkew the cycle found. */
   readonly violations: number;
+  /** Largest topology skew when the cycle ended (after its evictions and their replacements). */
   readonly maxSkewObserved: number;
+  /** Largest topology skew when the cycle began. */
+  readonly maxSkewBefore?: number;
   /** Why pods were skipped, by class, most frequent first (at most 10); the counts add up to `skipped` when ≤ 10 classes. */
   readonly skippedReasons: readonly { readonly reason: string; readonly count: number }[];
 }
@@ -130,7 +137,7 @@ function readiness(input: StatusInput): { ready: boolean; reason: string; messag
     return { ready: false, reason: 'Degraded', message: `degraded: ${input.degraded.message}` };
   }
   const message = `runs on schedule ${JSON.stringify(input.schedule ?? '')} in ${input.mode ?? 'DryRun'} mode`;
-  return { ready: true, reason: 'Scheduled', message };
+  return { ready: true, reason: 'Ready', message };
 }
 
 export function buildStatus(input: StatusInput): PolicyStatus {

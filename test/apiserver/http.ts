@@ -223,6 +223,36 @@ function listQuery(url: URL, namespace: string | undefined): ListQuery {
 type Outcome = { code: number; body: unknown } | 'streaming';
 
 export function createRequestHandler(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  /**
+   * TokenReview and SubjectAccessReview (create-only, like the real ones): the server's own token authenticates as
+   * `test-user` in group `system:authenticated`; any other token does not. Every authenticated user is allowed
+   * everything (this server has no authorizer), so the answer to a review is `allowed` for `test-user`.
+   */
+  const reviews = (r: Route): ((body: unknown) => { code: number; body: unknown }) | undefined => {
+    if (r.verb !== 'create' || r.name !== undefined) return undefined;
+    const spec = (body: unknown): Record<string, unknown> =>
+      isObject(body) && isObject(body['spec']) ? body['spec'] : {};
+    if (r.group === 'authentication.k8s.io' && r.resource === 'tokenreviews') {
+      return (body) => {
+        const ok = deps.token === null || spec(body)['token'] === deps.token;
+        const status = ok
+          ? { authenticated: true, user: { username: 'test-user', uid: 'test-uid', groups: ['system:authenticated'] } }
+          : { authenticated: false, error: 'invalid bearer token' };
+        return { code: 201, body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', status } };
+      };
+    }
+    if (r.group === 'authorization.k8s.io' && r.resource === 'subjectaccessreviews') {
+      return (body) => {
+        const allowed = spec(body)['user'] === 'test-user';
+        return {
+          code: 201,
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', status: { allowed } },
+        };
+      };
+    }
+    return undefined;
+  };
+
   const nonResource = (r: Route): { code: number; body: unknown } => {
     const path = '/' + r.segments.join('/');
     if (path === '/api') {
@@ -362,7 +392,10 @@ export function createRequestHandler(deps: HttpDeps): (req: IncomingMessage, res
         throw errors.fromCode(failure.status, failure.message, failure.retryAfterSeconds);
       }
       let outcome: Outcome;
-      if (r.prefix !== undefined && r.resource !== '') {
+      const review = reviews(r);
+      if (review !== undefined) {
+        outcome = review(parseJson(await readBody(req)));
+      } else if (r.prefix !== undefined && r.resource !== '') {
         const def = deps.registry.find(r.group, r.version, r.resource.split('/')[0] ?? '');
         if (def === undefined) throw errors.pathNotFound();
         outcome = await resourceRequest(r, def, url, req, res);

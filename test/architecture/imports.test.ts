@@ -137,8 +137,20 @@ function circlesOf(edges: readonly ImportEdge[]): string[][] {
  * Node's client modules and client libraries. A file outside src/kube may serve HTTP (node:http's server side) but
  * never send a request: every API call goes through src/kube, where the fence, limits and timeouts live.
  */
-const CLIENT_MODULES = ['node:https', 'https', 'node:http2', 'http2', 'node:net', 'net', 'node:tls', 'tls', 'undici'];
-const SERVER_NAMES = new Set(['createServer', 'Server', 'IncomingMessage', 'ServerResponse', 'RequestListener']);
+const CLIENT_MODULES = ['node:http2', 'http2', 'undici'];
+/** Modules that serve as well as request: importing only their server-side names is not speaking HTTP as a client. */
+const DUAL_MODULES = ['node:http', 'http', 'node:https', 'https', 'node:net', 'net', 'node:tls', 'tls'];
+const SERVER_NAMES = new Set([
+  'createServer',
+  'Server',
+  'IncomingMessage',
+  'ServerResponse',
+  'RequestListener',
+  'ServerOptions',
+  'createSecureContext',
+  'SecureContext',
+  'isIP',
+]);
 
 /** Why a file speaks HTTP as a client: a client module, a client name of node:http, client-node, or fetch. */
 function httpClientUses(text: string): string[] {
@@ -149,7 +161,7 @@ function httpClientUses(text: string): string[] {
     if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
     const module = statement.moduleSpecifier.text;
     if (CLIENT_MODULES.includes(module) || module.startsWith('@kubernetes/client-node')) uses.push(module);
-    if (module === 'node:http' || module === 'http') {
+    if (DUAL_MODULES.includes(module)) {
       const bindings = statement.importClause?.namedBindings;
       const names =
         bindings !== undefined && ts.isNamedImports(bindings)
@@ -291,10 +303,12 @@ describe('the layer check itself', () => {
     expect(httpClientUses("import type { IncomingMessage } from 'node:http';")).toEqual([]);
     expect(httpClientUses("import * as http from 'node:http';")).toEqual(['node:http *']);
     expect(httpClientUses("import { request } from 'node:http';")).toEqual(['node:http request']);
-    expect(httpClientUses("import type * as https from 'node:https';")).toEqual(['node:https']);
+    expect(httpClientUses("import type * as https from 'node:https';")).toEqual(['node:https *']);
     expect(httpClientUses("import { KubeConfig } from '@kubernetes/client-node';")).toEqual([
       '@kubernetes/client-node',
     ]);
+    expect(httpClientUses("import { createServer } from 'node:https';")).toEqual([]);
+    expect(httpClientUses("import { connect } from 'node:tls';")).toEqual(['node:tls connect']);
     expect(httpClientUses('const r = await fetch(url);')).toEqual(['fetch()']);
     expect(httpClientUses('cache.fetch(key);')).toEqual([]);
   });

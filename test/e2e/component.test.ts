@@ -110,6 +110,8 @@ describe('kube-rebalancer run while running', () => {
         {
           kubeconfig,
           metricsAddr: '127.0.0.1:0',
+          metricsSecure: false,
+          healthAddr: '127.0.0.1:0',
           leaderElect: false,
           namespace: 'kube-rebalancer',
           kubeApiQps: 50,

@@ -71,7 +71,7 @@ describe('scheduling policies', () => {
     ]);
     expect(op.operator.scheduleOf('nightly')).toBe('*/1 * * * *');
     await waitFor(() => policyStatus(s, 'nightly').observedGeneration === 2, 5000, 'status of generation 2');
-    expect(condition(s, 'nightly', 'Ready')).toMatchObject({ status: 'True', reason: 'Scheduled' });
+    expect(condition(s, 'nightly', 'Ready')).toMatchObject({ status: 'True', reason: 'Ready' });
 
     // Our own status writes do not reschedule (the generation does not move).
     const tasks = op.cron.tasks.length;

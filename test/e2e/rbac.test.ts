@@ -3,19 +3,22 @@
 //     election create/get/update and release, dry-run and real evictions, Events created and aggregated, status
 //     writes) runs against the test API server, whose request log gives (verb, group, resource/subresource,
 //     namespace) of each request;
-//  2. static: every request method of the facade in src/kube/kubeClient.ts (named as client-node's typed APIs
-//     name them) and every such method called in src/operator is looked up in the table below (an unknown method,
+//  2. static: every request method of the facades in src/kube/kubeClient.ts and src/kube/authReviews.ts
+//     (named as client-node's typed APIs name them) and every such method called in src/operator is looked up in the
+//     table below (an unknown method,
 //     or a request sent outside the facade, fails the test, so a new call cannot slip past), and every watch path of
 //     the informers is listed;
 // — then compared with manifests/clusterrole.yaml and the leader-election Role in manifests/role.yaml: each call is
 // granted (leases only in the operator's namespace), and nothing is granted beyond the calls, except the reviewed
 // extras in EXTRAS (each with its reason; an extra that becomes used, or is no longer granted, fails the test).
 import { readdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { sep } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { TestApiServer } from '../apiserver/index.js';
+import { createDelegatingAuth } from '../../src/metrics/delegatingAuth.js';
 import {
   createDeployment,
   createPolicy,
@@ -68,6 +71,8 @@ const METHODS: Readonly<Record<string, Access>> = {
     resource: 'leases',
     namespace: OPERATOR_NAMESPACE,
   },
+  createTokenReview: { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews' },
+  createSubjectAccessReview: { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
 };
 
 /** Watch paths of the informers → access. */
@@ -109,9 +114,15 @@ function clientMethodNames(): Set<string> {
   return names;
 }
 
-/** The facade every request goes through (src/kube/kubeClient.ts): the method names `kubeApi` defines. */
-function facadeMethods(text: string): string[] {
-  const body = text.slice(text.indexOf('export function kubeApi('), text.indexOf('export type KubeApi'));
+/** The facades requests go through, by file: where in it the methods are defined. */
+const FACADES: Readonly<Record<string, readonly [string, string]>> = {
+  'kube/kubeClient.ts': ['export function kubeApi(', 'export type KubeApi'],
+  'kube/authReviews.ts': ['export function authReviewApi(', 'export interface AuthReviewClients'],
+};
+
+/** The method names a facade defines. */
+function facadeMethods(text: string, [start, end]: readonly [string, string]): string[] {
+  const body = text.slice(text.indexOf(start), text.indexOf(end));
   return [...body.matchAll(/^\s+([a-z][A-Za-z0-9]*): \(/gm)].map((m) => m[1]!);
 }
 
@@ -128,13 +139,14 @@ function staticScan(): { calls: Map<string, string[]>; watches: string[] } {
   const known = clientMethodNames();
   const calls = new Map<string, string[]>();
   const watches: string[] = [];
-  // The operator and the client layer it calls through (src/kube: the Lease calls, the facade).
+  // The operator and the client layer it calls through (src/kube: the Lease calls, the facades).
   for (const file of [...sourcesBelow('operator'), ...sourcesBelow('kube')]) {
     const text = readFileSync(new URL(file, src), 'utf8');
-    if (file === 'kube/kubeClient.ts') {
+    const facade = FACADES[file];
+    if (facade !== undefined) {
       // Its methods are named as client-node names them; each must be known to client-node and to METHODS.
-      for (const name of facadeMethods(text)) {
-        if (!known.has(name)) throw new Error(`kubeClient.ts defines ${name}, which client-node's typed APIs do not`);
+      for (const name of facadeMethods(text, facade)) {
+        if (!known.has(name)) throw new Error(`${file} defines ${name}, which client-node's typed APIs do not`);
         calls.set(name, [...(calls.get(name) ?? []), file]);
       }
       continue;
@@ -217,6 +229,10 @@ async function recordedScenario(): Promise<Map<string, Access>> {
   });
   await waitFor(() => leader.operator.cache.policy('balance')?.policy?.spec.mode === 'Evict', 5000, 'the edit');
   await leader.operator.tick('balance');
+  // A scrape of /metrics: authenticated and authorized through the operator's review client.
+  const auth = createDelegatingAuth({ api: leader.operator.authReviews });
+  const scrape = { headers: { authorization: 'Bearer test-token' }, method: 'GET' } as unknown as IncomingMessage;
+  expect((await auth.check(scrape, '/metrics')).status).toBe(200);
   await leader.stop({ releaseLease: true });
   operators.splice(0);
   const recorded = new Map<string, Access>();

@@ -2,6 +2,8 @@
 // container runs it, so a test can SIGKILL a leader or measure the operator's RSS and CPU. Stopped by pid like
 // every process a test starts (test/controlplane/processes.ts).
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { freePort } from '../controlplane/controlPlane.js';
 import { ManagedProcess } from '../controlplane/processes.js';
@@ -34,13 +36,24 @@ export interface OperatorProcessOptions {
   readonly extraArgs?: readonly string[];
   /** Node.js options after the image's (e.g. `--heapsnapshot-signal=SIGUSR2` to look inside a bench run). */
   readonly nodeArgs?: readonly string[];
+  /**
+   * /metrics as in the Deployment: HTTPS behind TokenReview/SubjectAccessReview (a self-signed certificate unless
+   * `certDir`), the probes on a port of their own. Default: `--metrics-secure=false`, all three paths on one plain
+   * HTTP port, as a local run serves them.
+   */
+  readonly secure?: { readonly certDir?: string };
 }
 
 export interface OperatorProcess {
   readonly identity: string;
   readonly proc: ManagedProcess;
   readonly metricsPort: number;
-  scrape(): Promise<string>;
+  /** Port of /healthz and /readyz (the metrics port unless `secure`). */
+  readonly healthPort: number;
+  /** GET /metrics (over HTTPS with `token` as bearer when `secure`; the certificate is not verified). */
+  scrape(token?: string): Promise<string>;
+  /** Status and body of GET /metrics, for the authentication tests. */
+  get(path: string, token?: string): Promise<{ status: number; text: string }>;
   /** Log lines (pino JSON) so far. */
   logs(): Array<Record<string, unknown>>;
   /** Resident set size and CPU seconds (user + system) from /proc, while it runs. */
@@ -49,6 +62,14 @@ export interface OperatorProcess {
 
 export async function startOperatorProcess(opts: OperatorProcessOptions): Promise<OperatorProcess> {
   const metricsPort = await freePort();
+  const healthPort = opts.secure !== undefined ? await freePort() : metricsPort;
+  const serving =
+    opts.secure !== undefined
+      ? [
+          `--health-addr=127.0.0.1:${healthPort}`,
+          ...(opts.secure.certDir !== undefined ? [`--metrics-cert-dir=${opts.secure.certDir}`] : []),
+        ]
+      : ['--metrics-secure=false', `--health-addr=127.0.0.1:${metricsPort}`];
   const proc = new ManagedProcess({
     name: `operator-${opts.identity}`,
     command: process.execPath,
@@ -59,6 +80,7 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       'run',
       `--kubeconfig=${opts.kubeconfig}`,
       `--metrics-addr=127.0.0.1:${metricsPort}`,
+      ...serving,
       '--namespace=kube-rebalancer',
       ...(opts.leaderElect === false ? [] : ['--leader-elect']),
       ...(opts.extraArgs ?? []),
@@ -70,10 +92,13 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
     identity: opts.identity,
     proc,
     metricsPort,
-    async scrape() {
-      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-      return res.text();
+    healthPort,
+    async scrape(token) {
+      const answer = await getText(opts.secure !== undefined, metricsPort, '/metrics', token);
+      if (answer.status !== 200) throw new Error(`GET /metrics: HTTP ${answer.status}: ${answer.text}`);
+      return answer.text;
     },
+    get: (path, token) => getText(opts.secure !== undefined, metricsPort, path, token),
     logs() {
       const lines = readFileSync(proc.logFile, 'utf8').split('\n');
       // The operator may be writing its last line right now: only the lines it has ended are read.
@@ -94,4 +119,35 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       }
     },
   };
+}
+
+/** One GET on 127.0.0.1, over HTTPS without verifying the (self-signed) certificate when `tls`. */
+export function getText(
+  tls: boolean,
+  port: number,
+  path: string,
+  token?: string,
+): Promise<{ status: number; text: string }> {
+  const send = tls ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'GET',
+        headers: token !== undefined ? { Authorization: `Bearer ${token}` } : {},
+        ...(tls ? { rejectUnauthorized: false } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path}: no answer in 10 s`)));
+    req.on('error', reject);
+    req.end();
+  });
 }

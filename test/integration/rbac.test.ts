@@ -2,8 +2,11 @@
 // TokenRequest token of the shipped ServiceAccount, as in its pod. A whole DryRun → Evict scenario (with leader
 // election, Events created and aggregated, status written) gets zero 403. And every rule is needed: with any one
 // rule removed from the ClusterRole or the Role, the same DryRun scenario is refused (a 403 in the audit log on a
-// resource of the removed rule), so the grant is exactly what the operator uses.
+// resource of the removed rule), so the grant is exactly what the operator uses. The scenario includes the checks of a
+// /metrics request (TokenReview, SubjectAccessReview), so their grants are held to the same rule.
+import type { IncomingMessage } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
+import { createDelegatingAuth } from '../../src/metrics/delegatingAuth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAvailable, type AuditEvent } from '../controlplane/index.js';
 import { manifestObjects } from './cluster.js';
@@ -37,7 +40,21 @@ interface RoleObject extends k8s.KubernetesObject {
   rules: Rule[];
 }
 
-const roles = manifestObjects().filter((o): o is RoleObject => o.kind === 'ClusterRole' || o.kind === 'Role');
+interface BindingObject extends k8s.KubernetesObject {
+  roleRef: { kind: string; name: string };
+  subjects?: Array<{ kind: string; name: string; namespace?: string }>;
+}
+
+/** The roles the manifests bind to the operator's ServiceAccount (not the metrics-reader role it offers others). */
+const bound = new Set(
+  manifestObjects()
+    .filter((o): o is BindingObject => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding')
+    .filter((b) => b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.namespace === OPERATOR_NAMESPACE))
+    .map((b) => `${b.roleRef.kind}/${b.roleRef.name}`),
+);
+const roles = manifestObjects().filter(
+  (o): o is RoleObject => (o.kind === 'ClusterRole' || o.kind === 'Role') && bound.has(`${o.kind}/${o.metadata?.name}`),
+);
 
 /** `resource` or `resource/subresource` of an audit event. */
 const resourceOf = (e: AuditEvent): string =>
@@ -78,12 +95,19 @@ describe.skipIf(!controlPlaneAvailable())('the shipped RBAC on a real API server
     });
   }
 
-  /** Sync, lead (Lease create + renew), two DryRun cycles (so an Event repeats and is patched), stop. */
+  /**
+   * Sync, lead (Lease create + renew), two DryRun cycles (so an Event repeats and is patched), a /metrics request
+   * checked (TokenReview, then SubjectAccessReview: the operator's own token, which may not read /metrics), stop.
+   */
   async function dryRunScenario(op: OperatorHandle, policy = 'rbac'): Promise<void> {
     await op.operator.waitForSync();
     await waitFor(() => op.operator.isLeader(), 15_000, 'leadership');
     await op.operator.tick(policy);
     await op.operator.tick(policy);
+    const auth = createDelegatingAuth({ api: op.operator.authReviews });
+    const token = operatorKc.getCurrentUser()?.token ?? '';
+    const scrape = { headers: { authorization: `Bearer ${token}` }, method: 'GET' } as unknown as IncomingMessage;
+    await auth.check(scrape, '/metrics');
   }
 
   function refusedSince(mark: number): AuditEvent[] {

@@ -187,16 +187,18 @@ describe('RebalancePolicy CRD: identity', () => {
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
   });
 
-  it('prints mode, schedule, last run, last evictions, max skew and age', () => {
-    const columns = version.additionalPrinterColumns as Array<{ name: string; priority?: number }>;
+  it('prints mode, schedule, status (Ready/Invalid/Degraded/Suspended), last run, last evictions, max skew and age', () => {
+    const columns = version.additionalPrinterColumns as Array<{ name: string; priority?: number; jsonPath: string }>;
     expect(columns.filter((column) => (column.priority ?? 0) === 0).map((column) => column.name)).toEqual([
       'Mode',
       'Schedule',
+      'Status',
       'Last Run',
       'Last Evictions',
       'Max Skew',
       'Age',
     ]);
+    expect(columns.find((c) => c.name === 'Status')?.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].reason');
   });
 
   it('points every printer column at a schema field of a matching type', () => {
@@ -408,9 +410,11 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
     );
     expect(Object.keys(nodeAt('.status.lastPlan').properties)).toEqual([
       'evictions',
+      'dryRunEvictions',
       'skipped',
       'violations',
       'maxSkewObserved',
+      'maxSkewBefore',
       'skippedReasons',
     ]);
     expect(Object.keys(nodeAt('.status.totals').properties)).toEqual(['evicted', 'failed']);

@@ -300,6 +300,7 @@ describe('manifests: files', () => {
     expect(installed.map((object) => object.kind).sort()).toEqual(
       [
         'ClusterRole',
+        'ClusterRole',
         'ClusterRoleBinding',
         'ConfigMap',
         'CustomResourceDefinition',
@@ -386,12 +387,14 @@ describe('manifests: Deployment', () => {
     ]);
   });
 
-  it('runs the operator with leader election, metrics on :8080 and its own namespace', () => {
+  it('runs the operator with leader election, metrics on :8443 (https), probes on :8081 and its own namespace', () => {
     expect(container.args).toEqual([
       'run',
       '--leader-elect',
       '--metrics-addr',
-      ':8080',
+      ':8443',
+      '--health-addr',
+      ':8081',
       '--namespace',
       '$(POD_NAMESPACE)',
     ]);
@@ -404,10 +407,13 @@ describe('manifests: Deployment', () => {
     expect(env.POD_NAMESPACE.valueFrom.fieldRef.fieldPath).toBe('metadata.namespace');
   });
 
-  it('probes /healthz and /readyz on the http-metrics port 8080', () => {
-    expect(container.ports).toEqual([{ name: 'http-metrics', containerPort: 8080, protocol: 'TCP' }]);
-    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http-metrics' });
-    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http-metrics' });
+  it('probes /healthz and /readyz on the plain health port 8081; metrics on https-metrics 8443', () => {
+    expect(container.ports).toEqual([
+      { name: 'https-metrics', containerPort: 8443, protocol: 'TCP' },
+      { name: 'health', containerPort: 8081, protocol: 'TCP' },
+    ]);
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
   });
 
   it('requests and limits resources', () => {
@@ -548,12 +554,20 @@ describe('manifests: RBAC', () => {
       'rebalancer.dev/rebalancepolicies/status:patch',
       '/events:create',
       '/events:patch',
+      'authentication.k8s.io/tokenreviews:create',
+      'authorization.k8s.io/subjectaccessreviews:create',
     ].sort();
-    const role = installedObject('ClusterRole');
+    const role = installedObject('ClusterRole', 'kube-rebalancer');
     expect(grants(role)).toEqual(expected);
     expect(
       role.rules.every((rule: Parsed) => rule.resourceNames === undefined && rule.nonResourceURLs === undefined),
     ).toBe(true);
+  });
+
+  it('offers a metrics-reader ClusterRole: get on /metrics, nothing else, bound to no one', () => {
+    const reader = installedObject('ClusterRole', 'kube-rebalancer-metrics-reader');
+    expect(reader.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    expect(installed.filter((o) => o.roleRef?.name === reader.metadata.name)).toEqual([]);
   });
 
   it('grants leases for leader election in its own namespace only', () => {
@@ -566,7 +580,7 @@ describe('manifests: RBAC', () => {
     expect(installedObject('ClusterRoleBinding').roleRef).toEqual({
       apiGroup: 'rbac.authorization.k8s.io',
       kind: 'ClusterRole',
-      name: installedObject('ClusterRole').metadata.name,
+      name: installedObject('ClusterRole', 'kube-rebalancer').metadata.name,
     });
     expect(installedObject('RoleBinding').roleRef).toEqual({
       apiGroup: 'rbac.authorization.k8s.io',
@@ -577,11 +591,11 @@ describe('manifests: RBAC', () => {
 });
 
 describe('manifests: Service and ServiceMonitor', () => {
-  it('exposes the pods’ http-metrics port', () => {
+  it('exposes the pods’ https-metrics port, not the probes’ port', () => {
     const service = installedObject('Service');
     expect(service.spec.selector).toEqual(APP_LABELS);
     expect(service.spec.ports).toEqual([
-      { name: 'http-metrics', port: 8080, targetPort: 'http-metrics', protocol: 'TCP' },
+      { name: 'https-metrics', port: 8443, targetPort: 'https-metrics', protocol: 'TCP' },
     ]);
   });
 
@@ -591,8 +605,17 @@ describe('manifests: Service and ServiceMonitor', () => {
     expect(monitor.spec.selector.matchLabels).toEqual(APP_LABELS);
     expect(installedObject('Service').metadata.labels).toMatchObject(APP_LABELS);
     expect(monitor.spec.endpoints).toEqual([
-      expect.objectContaining({ port: 'http-metrics', path: '/metrics', honorLabels: true }),
+      expect.objectContaining({
+        port: 'https-metrics',
+        scheme: 'https',
+        path: '/metrics',
+        honorLabels: true,
+        bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+        tlsConfig: { insecureSkipVerify: true },
+      }),
     ]);
+    // The choice is explained where it is made.
+    expect(read('manifests/servicemonitor.yaml')).toMatch(/# insecureSkipVerify, because .*self-signed/);
   });
 });
 
@@ -676,6 +699,7 @@ describe('manifests: PrometheusRule', () => {
     expect(promqlRefs(expr).metrics.map((m) => m.name)).toEqual([
       'rebalancer_topology_skew',
       'rebalancer_topology_max_skew',
+      'rebalancer_topology_actionable',
     ]);
     expect(promqlRefs(expr).groupingLabels).toEqual(['namespace', 'workload', 'topology_key']);
   });

@@ -105,6 +105,28 @@ describe('createMetrics', () => {
       expect(metrics.skewSeriesCount()).toBe(3);
     });
 
+    it('marks a group actionable only for an evicting policy and repairable skew; any evicting owner makes it so', async () => {
+      const web = group('shop', ['Deployment/web'], 4, 1);
+      const stuck = { ...group('shop', ['Deployment/db'], 4, 1), unrepairable: 'no eligible node has room' };
+      metrics.recordTopology('dry', [web, stuck], { evicts: false });
+      expect(await samples(registry, 'rebalancer_topology_actionable')).toEqual([
+        'rebalancer_topology_actionable{namespace="shop",workload="Deployment/db",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 0',
+        'rebalancer_topology_actionable{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 0',
+      ]);
+      metrics.recordTopology('evict', [web, stuck], { evicts: true });
+      expect(await samples(registry, 'rebalancer_topology_actionable')).toEqual([
+        'rebalancer_topology_actionable{namespace="shop",workload="Deployment/db",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 0',
+        'rebalancer_topology_actionable{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 1',
+      ]);
+      // The evicting policy stops reporting it: the DryRun policy's view is left.
+      metrics.recordTopology('evict', []);
+      expect(await samples(registry, 'rebalancer_topology_actionable')).toContain(
+        'rebalancer_topology_actionable{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 0',
+      );
+      metrics.recordTopology('dry', []);
+      expect(await samples(registry, 'rebalancer_topology_actionable')).toEqual([]);
+    });
+
     it('keeps a hard and a soft constraint of one workload and key apart, labelled by when_unsatisfiable', async () => {
       metrics.recordTopology('default', [
         group('shop', ['Deployment/web'], 1, 1, HOST, 'DoNotSchedule'),
@@ -338,8 +360,11 @@ describe('createMetrics', () => {
         summary: { nodes: 2, pods: 4, violations: 2, evictions: 1, skipped: 0 },
       };
       metrics.recordPlan(plan);
+      // A plan is what a cycle starts from: what the cycle evicted is set when it ends (recordCycleEvictions).
+      expect(await samples(registry, 'rebalancer_plan_evictions')).toEqual([]);
+      metrics.recordCycleEvictions('default', 3);
       expect(await samples(registry, 'rebalancer_plan_evictions')).toEqual([
-        'rebalancer_plan_evictions{policy="default"} 1',
+        'rebalancer_plan_evictions{policy="default"} 3',
       ]);
       expect(await samples(registry, 'rebalancer_topology_skew')).toEqual([
         'rebalancer_topology_skew{namespace="shop",workload="Deployment/web",topology_key="topology.kubernetes.io/zone",when_unsatisfiable="DoNotSchedule"} 2',
@@ -347,11 +372,16 @@ describe('createMetrics', () => {
       expect(await samples(registry, 'rebalancer_violations')).toContain(
         'rebalancer_violations{policy="default",strategy="NodeTaints"} 2',
       );
+      // The hard spread group above its maxSkew is a TopologySpread violation.
+      expect(await samples(registry, 'rebalancer_violations')).toContain(
+        'rebalancer_violations{policy="default",strategy="TopologySpread"} 1',
+      );
     });
 
     it('forgets every series of a deleted policy and keeps the others', async () => {
       for (const policy of ['gone', 'kept']) {
         metrics.recordPlan(planOfEvictions(policy, 4));
+        metrics.recordCycleEvictions(policy, 4);
         metrics.recordTopology(policy, [group(policy, ['Deployment/web'], 2)]);
         metrics.recordViolations(policy, { NodeTaints: 1 });
         metrics.recordEviction(policy, 'NodeTaints', 'failed');

@@ -32,7 +32,7 @@ describe('policy status', () => {
       'a valid policy is Ready',
       input(),
       {
-        Ready: 'True/Scheduled',
+        Ready: 'True/Ready',
         Degraded: 'False/AsExpected',
         Invalid: 'False/Valid',
         Suspended: 'False/NotSuspended',
