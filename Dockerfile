@@ -42,5 +42,7 @@ EXPOSE 8443 8081
 # compact) and much that dies at once (each watch event's JSON), so V8's defaults (16 MiB semi-spaces, an old
 # generation allowed to grow far before it is collected) cost resident memory for no speed it needs. Measured with
 # bench/controlPlane.ts, which runs the operator with exactly these options (test/integration/operatorProcess.ts).
+# `run` sets the same footprint itself when Node is started without them (src/cli/heapOptions.ts: an npm install);
+# here they also hold for the other commands of the image, and do not depend on a flag V8 reads at run time.
 ENTRYPOINT ["node", "--max-semi-space-size=1", "--optimize-for-size", "/app/dist/src/cli/main.js"]
 CMD ["run"]

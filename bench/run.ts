@@ -1,7 +1,9 @@
 // `npm run bench`: analysis and planning speed on generated clusters, printed as JSON.
 // Figures are medians of several runs in one process; compare ratios within one run (shared, noisy machines).
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { analyze } from '../src/analysis/analyze.js';
 import { planCycle } from '../src/planner/plan.js';
@@ -225,6 +227,69 @@ function realControlPlane(): Record<string, unknown> | { skipped: string } {
   return runs;
 }
 
+/** The perf rig's summary line (its README, "The figures"), as far as the targets read it. */
+interface PerfRigSummary {
+  readonly balanced: boolean;
+  readonly secondsToBalanced: number;
+  readonly evictions: Record<string, number>;
+  readonly peakRssMiB: number;
+  readonly loadAverageStart: string;
+  readonly loadAverageEnd: string;
+}
+
+/**
+ * The same 5/5/0 scenario on the second, independent harness `../shared/perf-rig/` (issue 24: its own control plane,
+ * a Python stand-in kubelet, the operator run as `node <Dockerfile options> dist/src/cli/main.js run`), at 3,000 and
+ * 10,000 pods with fast controllers, when BENCH_PERF_RIG=1 and the rig is there. Not part of CI (about 3 and 8
+ * minutes). drive.sh runs the checkout's dist/, which `npm run bench` has just built.
+ */
+function perfRig(): Record<string, unknown> | { skipped: string } | undefined {
+  if (process.env['BENCH_PERF_RIG'] !== '1') return undefined;
+  const checkout = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+  const drive = resolve(checkout, '../shared/perf-rig/drive.sh');
+  if (!existsSync(drive)) return { skipped: `${drive} not found` };
+  const runs: Record<string, unknown> = {};
+  for (const [pods, target] of Object.entries(REAL_TARGETS)) {
+    const deployments = Number(pods) / 10;
+    // The rig's README sizes: 100 nodes for 3,000 pods, 300 for 10,000.
+    const nodes = String(Number(pods) <= 3_000 ? 100 : 300);
+    const args = [
+      drive,
+      '--nodes',
+      nodes,
+      '--deployments',
+      String(deployments),
+      '--replicas',
+      '10',
+      '--fast-controllers',
+    ];
+    let out: string;
+    try {
+      out = execFileSync('bash', args, { cwd: checkout, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    } catch (err) {
+      // Exit status 1: not balanced (its summary line says why); anything else has no summary.
+      const stdout = (err as { stdout?: unknown }).stdout;
+      out = typeof stdout === 'string' ? stdout : '';
+    }
+    const last = out.trim().split('\n').pop() ?? '';
+    if (!last.startsWith('{')) {
+      runs[`pods${pods}`] = { failed: `drive.sh printed no summary (command: bash ${args.join(' ')})` };
+      continue;
+    }
+    const run = JSON.parse(last) as PerfRigSummary;
+    const evicted = run.evictions['evicted'] ?? 0;
+    runs[`pods${pods}`] = {
+      ...run,
+      targets: {
+        secondsToBalanced: `${run.secondsToBalanced} ≤ ${target.seconds}: ${run.balanced && run.secondsToBalanced <= target.seconds ? 'met' : 'NOT met'}`,
+        peakRssMiB: `${run.peakRssMiB} ≤ ${target.peakRssMiB}: ${run.peakRssMiB <= target.peakRssMiB ? 'met' : 'NOT met'}`,
+        evictions: `${evicted} = ${(deployments * 3).toString()}: ${evicted === deployments * 3 ? 'met' : 'NOT met'}`,
+      },
+    };
+  }
+  return runs;
+}
+
 function main(): void {
   const only = process.argv[2];
   const repeats = Number(process.env['BENCH_REPEATS'] ?? 5);
@@ -235,6 +300,7 @@ function main(): void {
   const load = only === undefined ? snapshotLoad() : undefined;
   const balance = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? endToEnd() : undefined;
   const real = only === undefined && process.env['BENCH_SKIP_E2E'] !== '1' ? realControlPlane() : undefined;
+  const rig = only === undefined ? perfRig() : undefined;
   const out = {
     machine: {
       cpus: os.cpus().length,
@@ -249,6 +315,7 @@ function main(): void {
     ...(load !== undefined ? { snapshotLoad10k: load } : {}),
     ...(balance !== undefined ? { balance10k: balance } : {}),
     ...(real !== undefined ? { balanceRealControlPlane: real } : {}),
+    ...(rig !== undefined ? { balancePerfRig: rig } : {}),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }

@@ -118,7 +118,7 @@ export function policyTarget(entry: Pick<PolicyEntry, 'name' | 'uid'>): EventTar
   };
 }
 
-export function maxSkew(outcome: PlanOutcome): number {
+export function maxSkew(outcome: Pick<PlanOutcome, 'plan'>): number {
   let max = 0;
   for (const t of outcome.plan.topology) max = Math.max(max, t.skew);
   return max;

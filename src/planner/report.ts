@@ -16,6 +16,8 @@ export interface PlanReportInput {
   readonly moves: readonly Move[];
   readonly skipped: ReadonlyArray<{ pod: PodInfo; strategy: Strategy; reason: string }>;
   readonly unrepairable: ReadonlyMap<string, string>;
+  /** False: every report's `domains` is left empty (PlanOptions.domainCounts). */
+  readonly domainCounts?: boolean;
 }
 
 function sortedRecord(map: ReadonlyMap<string, number>): Record<string, number> {
@@ -24,10 +26,13 @@ function sortedRecord(map: ReadonlyMap<string, number>): Record<string, number> 
   return out;
 }
 
+const NO_DOMAINS: Readonly<Record<string, number>> = Object.freeze({});
+
 export function topologyReports(
   analysis: Analysis,
   state: ClusterState | undefined,
   unrepairable?: ReadonlyMap<string, string>,
+  domainCounts = true,
 ): TopologyReport[] {
   return analysis.groups
     .map((g): TopologyReport => {
@@ -39,7 +44,7 @@ export function topologyReports(
         topologyKey: g.constraint.topologyKey,
         whenUnsatisfiable: g.constraint.whenUnsatisfiable,
         maxSkew: g.constraint.maxSkew,
-        domains: sortedRecord(g.counts),
+        domains: domainCounts ? sortedRecord(g.counts) : NO_DOMAINS,
         skew: g.skew,
         skewAfter: skewTuple(after, g.constraint.minDomains)[0],
         workloads: g.workloads,
@@ -88,7 +93,7 @@ export function buildPlanReport(input: PlanReportInput): RebalancePlan {
   }));
   const violations = violationReports(analysis);
   const topology = input.policy.spec.strategies.topologySpread.enabled
-    ? topologyReports(analysis, input.state, input.unrepairable)
+    ? topologyReports(analysis, input.state, input.unrepairable, input.domainCounts ?? true)
     : [];
   return {
     apiVersion: 'rebalancer.dev/v1alpha1',

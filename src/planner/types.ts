@@ -34,6 +34,7 @@ export interface TopologyReport {
   readonly topologyKey: string;
   readonly whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
   readonly maxSkew: number;
+  /** Pods per domain (sorted by domain); empty when the planner was asked for no domain counts (the operator). */
   readonly domains: Readonly<Record<string, number>>;
   readonly skew: number;
   readonly skewAfter: number;

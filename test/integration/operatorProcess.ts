@@ -56,8 +56,11 @@ export interface OperatorProcess {
   get(path: string, token?: string): Promise<{ status: number; text: string }>;
   /** Log lines (pino JSON) so far. */
   logs(): Array<Record<string, unknown>>;
-  /** Resident set size and CPU seconds (user + system) from /proc, while it runs. */
-  usage(): { rssBytes: number; cpuSeconds: number } | undefined;
+  /**
+   * Resident set size, its high-water mark (VmHWM: the largest resident set the kernel saw since the process started,
+   * so a spike between two samples counts too) and CPU seconds (user + system), from /proc, while it runs.
+   */
+  usage(): { rssBytes: number; hwmBytes: number; cpuSeconds: number } | undefined;
 }
 
 export async function startOperatorProcess(opts: OperatorProcessOptions): Promise<OperatorProcess> {
@@ -109,11 +112,12 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       try {
         const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
         const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        const hwmKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
         const stat = readFileSync(`/proc/${proc.pid}/stat`, 'utf8');
         // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const ticks = Number(fields[11]) + Number(fields[12]);
-        return { rssBytes: rssKb * 1024, cpuSeconds: ticks / 100 };
+        return { rssBytes: rssKb * 1024, hwmBytes: hwmKb * 1024, cpuSeconds: ticks / 100 };
       } catch {
         return undefined;
       }

@@ -478,6 +478,21 @@ describe('planner: skew no eviction can repair', () => {
   });
 });
 
+describe('planner: domain counts in the report', () => {
+  it('domainCounts: false leaves every report without domains and changes nothing else (the operator asks so)', () => {
+    const objects = zoneSpread([4, 0], { nodesPerZone: 1 });
+    const full = plan(objects, { eviction: LARGE });
+    const lean = planCycle(full.snapshot, full.policy, { domainCounts: false });
+    expect(full.plan.topology[0]!.domains).toEqual({ 'zone-a': 4, 'zone-b': 0 });
+    expect(lean.plan.topology.map((t) => t.domains)).toEqual(full.plan.topology.map(() => ({})));
+    const withoutDomains = (p: typeof full.plan) => ({
+      ...p,
+      topology: p.topology.map((t) => ({ ...t, domains: {} })),
+    });
+    expect(lean.plan).toEqual(withoutDomains(full.plan));
+  });
+});
+
 // ---- minimality ---------------------------------------------------------------------------------------------------
 
 describe('planner: the fewest evictions', () => {

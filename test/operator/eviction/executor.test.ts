@@ -7,10 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { systemClock } from '../../../src/clock.js';
 import type { EventRecorder, EventTarget, EventType } from '../../../src/operator/events.js';
-import { PolicyRun, type EvictionGate, type RunDeps } from '../../../src/operator/eviction/executor.js';
+import { PolicyRun, type EvictionGate, type RunDeps, type RunPlan } from '../../../src/operator/eviction/executor.js';
 import { createApiEvictor, type EvictionTarget, type Evictor } from '../../../src/operator/eviction/evictor.js';
 import { PdbLedger } from '../../../src/operator/eviction/pdbLedger.js';
-import type { PlanOutcome } from '../../../src/planner/plan.js';
 import { parsePolicy } from '../../../src/policy/parse.js';
 import { makeNode, makePdb, makePod, makePolicy, ZONE } from '../../builders.js';
 import { apply, deletePod, newCache } from '../cacheFixtures.js';
@@ -71,7 +70,7 @@ interface SetupOptions {
   evictor?: FakeEvictor;
   leader?: () => boolean;
   extra?: unknown[];
-  onFirstPlan?: (outcome: PlanOutcome) => void;
+  onFirstPlan?: (outcome: RunPlan) => void;
   inFlight?: InFlightEvictions;
   gate?: EvictionGate;
 }
