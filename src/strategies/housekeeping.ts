@@ -28,7 +28,7 @@ export function formatAge(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 120) return `${s}s`;
   const m = Math.floor(s / 60);
-  if (m < 120) return `${m}m`;
+  if (m < 60) return `${m}m`;
   const h = Math.floor(m / 60);
   if (h < 48) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
   return h % 24 === 0 ? `${Math.floor(h / 24)}d` : `${Math.floor(h / 24)}d${h % 24}h`;
