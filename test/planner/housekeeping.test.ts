@@ -221,7 +221,7 @@ describe('the gates every eviction passes', () => {
   it('a PodDisruptionBudget at zero holds a Running pod back (tooManyRestarts, podLifeTime)', () => {
     const pdb = makePdb('web', 'shop').selector({ app: 'web' }).minAvailable(1).allowed(0);
     for (const [name, strategies, pod] of cases.slice(0, 2)) {
-      const p = plan([pod()], strategies!, LARGE, [pdb.obj()]);
+      const p = plan([pod()], strategies, LARGE, [pdb.obj()]);
       expect(evicted(p), name).toEqual([]);
       expect(skipped(p)['p'], name).toBe('PodDisruptionBudget shop/web allows 0 disruptions');
     }
