@@ -39,10 +39,12 @@
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../metrics/metrics.js';
 import type { EvictionResult } from '../metrics/names.js';
+import { isPodTerminal } from '../model/pods.js';
 import { workloadKey } from '../planner/budget.js';
 import { planCycle, type Move, type PlanOutcome } from '../planner/plan.js';
 import type { RebalancePlan } from '../planner/types.js';
 import type { Policy } from '../policy/types.js';
+import { STRATEGIES } from '../strategies/registry.js';
 import { waitForBudget } from './budgetWait.js';
 import type { Clock } from './clock.js';
 import { pdbWaitKey, type ClusterCache } from './clusterCache.js';
@@ -316,11 +318,19 @@ export class PolicyRun {
       this.deps.ledger.debit(budget.key, pod.uid, budget.entry.resourceVersion);
       this.deps.cache.notify(pdbWaitKey(budget.key));
     }
+    if (isPodTerminal(pod)) {
+      // A Failed pod was replaced when it failed, if its owner replaces pods at all (a Job may not): there is no
+      // replacement of this eviction to wait for, and nothing of the workload is out of service because of it.
+      this.reservations.releaseSlot(key);
+      record('evicted', 'evicted');
+      return { result: 'evicted' };
+    }
     const paced: EvictionRecord = {
       workload: key,
       pod,
       strategy: move.strategy,
-      from: move.from,
+      // Housekeeping asks for a new pod, not another place: its replacement on the same node is no loop.
+      from: STRATEGIES.byName(move.strategy)?.kind === 'housekeeping' ? undefined : move.from,
       loopKeys: loopKeysFor(
         pod,
         move.spreadKey,
