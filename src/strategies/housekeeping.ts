@@ -62,3 +62,11 @@ export function readExitCodes(r: SectionReader, section: Obj | undefined, path: 
   });
   return out;
 }
+
+/** A descheduler `...Seconds` value as a Go duration: 86400 → "24h", 5400 → "1h30m", 90 → "1m30s". */
+export function secondsAsDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const [h, m, rest] = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
+  const text = `${h > 0 ? `${h}h` : ''}${m > 0 ? `${m}m` : ''}${rest > 0 ? `${rest}s` : ''}`;
+  return text === '' ? '0s' : text;
+}

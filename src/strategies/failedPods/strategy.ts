@@ -4,7 +4,14 @@
 // not Running. A Failed pod holds no resources and counts as healthy for no budget: the Eviction API deletes it
 // without consulting PodDisruptionBudgets (README, "Housekeeping"), and its owner has already replaced it.
 import { stringItems } from '../../model/rawJson.js';
-import { containerReasons, exitCodesOf, formatAge, oldestFirst, ownerKind } from '../housekeeping.js';
+import {
+  containerReasons,
+  exitCodesOf,
+  formatAge,
+  oldestFirst,
+  ownerKind,
+  secondsAsDuration,
+} from '../housekeeping.js';
 import type { HousekeepingCandidate, HousekeepingStrategy } from '../types.js';
 import { failedPodsSection, type FailedPodsConfig } from './policy.js';
 
@@ -53,7 +60,7 @@ export const failedPods: HousekeepingStrategy<FailedPodsConfig, 'failedPods'> = 
       if (Array.isArray(args['exitCodes'])) section['exitCodes'] = args['exitCodes'].filter(Number.isInteger);
       const seconds = args['minPodLifetimeSeconds'];
       // The descheduler's default is no minimum: carried over as 0s, not our default 1h.
-      section['minPodLifetime'] = typeof seconds === 'number' ? `${seconds}s` : '0s';
+      section['minPodLifetime'] = typeof seconds === 'number' ? secondsAsDuration(seconds) : '0s';
       if (typeof args['includingInitContainers'] === 'boolean')
         section['includingInitContainers'] = args['includingInitContainers'];
       // The descheduler excludes no owner kind unless told; ours leaves Jobs alone by default.

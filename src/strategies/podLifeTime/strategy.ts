@@ -3,7 +3,7 @@
 // first. Running pods; Pending ones too when `states` names Pending or a waiting reason (a pod stuck pulling its
 // image is Pending).
 import type { PodPhase } from '../../model/types.js';
-import { formatAge, oldestFirst } from '../housekeeping.js';
+import { formatAge, oldestFirst, secondsAsDuration } from '../housekeeping.js';
 import { stringItems } from '../../model/rawJson.js';
 import type { HousekeepingCandidate, HousekeepingStrategy } from '../types.js';
 import { LIFETIME_STATES, podLifeTimeSection, WAITING_REASONS, type PodLifeTimeConfig } from './policy.js';
@@ -49,7 +49,7 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
     plugin: 'PodLifeTime',
     convertArgs(args, section, notes) {
       const seconds = args['maxPodLifeTimeSeconds'];
-      if (typeof seconds === 'number') section['maxPodLifeTime'] = `${seconds}s`;
+      if (typeof seconds === 'number') section['maxPodLifeTime'] = secondsAsDuration(seconds);
       // v1alpha1's podStatusPhases came before states.
       const states = [...new Set([...stringItems(args['states']), ...stringItems(args['podStatusPhases'])])];
       const known = states.filter((s) => LIFETIME_STATES.includes(s));
