@@ -6,10 +6,17 @@
 //    the API server deletes a Failed pod without consulting budgets (canIgnorePDB), and the operator neither waits
 //    for the budget nor for a replacement (the ReplicaSet made one when the pod failed);
 //  - pods younger than maxPodLifeTime are not touched (podLifeTime).
+// And, on the same API server before the operator starts: every policy `convert` makes of the descheduler chart's
+// default policy and of the README's examples, read as kubectl reads YAML (1.1), is accepted by the CRD's schema and
+// CEL rules and reads back as sent (a value like `off` stays a string).
 import type * as k8s from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAvailable } from '../controlplane/index.js';
+import { convertDeschedulerPolicy, renderConverted } from '../../src/convert/descheduler.js';
+import { parsePolicy } from '../../src/policy/parse.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
+import { CHART_DEFAULT, README_EXAMPLES } from '../fixtures/descheduler/examples.js';
 import {
   createDeployment,
   createPolicy,
@@ -44,6 +51,58 @@ describe.skipIf(!controlPlaneAvailable())('housekeeping strategies on the real c
     await op?.stop();
     await c?.stop();
   });
+
+  it('every converted example is accepted by the real API server and reads back as sent', async () => {
+    const quoting = {
+      apiVersion: 'descheduler/v1alpha2',
+      kind: 'DeschedulerPolicy',
+      profiles: [
+        {
+          name: 'quoting',
+          pluginConfig: [
+            {
+              name: 'RemovePodsViolatingNodeTaints',
+              args: {
+                labelSelector: {
+                  matchExpressions: [
+                    { key: 'rebalance', operator: 'NotIn', values: ['off', 'no', 'y', 'null', '0755', '1e3', 'true'] },
+                  ],
+                },
+              },
+            },
+          ],
+          plugins: { deschedule: { enabled: ['RemovePodsViolatingNodeTaints'] } },
+        },
+      ],
+    };
+    const sources = [CHART_DEFAULT, quoting, ...README_EXAMPLES.map((e) => e.policy)];
+    let created = 0;
+    for (const [i, source] of sources.entries()) {
+      const text = renderConverted(convertDeschedulerPolicy(source, `example-${i}.yaml`, `example-${i}`), 'x');
+      for (const doc of parseAllDocuments(text, { version: '1.1' })) {
+        const body = doc.toJS() as k8s.KubernetesObject & { spec: Record<string, unknown> };
+        const back = (await c.custom
+          .createClusterCustomObject({
+            group: 'rebalancer.dev',
+            version: 'v1alpha1',
+            plural: 'rebalancepolicies',
+            body,
+          })
+          .catch((err: { body?: unknown }) => {
+            throw new Error(`${body.metadata!.name}: ${String(err.body)}\n${text}`);
+          })) as { spec: Record<string, unknown> };
+        expect(back.spec, body.metadata!.name).toMatchObject(body.spec);
+        parsePolicy(back, { file: body.metadata!.name! });
+        created++;
+      }
+    }
+    expect(created).toBeGreaterThan(sources.length);
+    await c.custom.deleteCollectionClusterCustomObject({
+      group: 'rebalancer.dev',
+      version: 'v1alpha1',
+      plural: 'rebalancepolicies',
+    });
+  }, 60_000);
 
   it('evicts the crash-looping pod once, removes the Failed one past its budget, leaves young pods', async () => {
     await createDeployment(c, { namespace: NS, name: 'web', replicas: 2, zoneMaxSkew: null });
