@@ -646,4 +646,7 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'volumeTopology',
   'evictAnnotation',
   'protectedBy',
+  'restarts',
+  'initRestarts',
+  'statusDetail',
 ];
