@@ -5,6 +5,7 @@
 // descheduler's plugins of the same names.
 import { describe, expect, it } from 'vitest';
 import { planCycle } from '../../src/planner/plan.js';
+import { simulate } from '../../src/planner/simulate.js';
 import type { RebalancePlan } from '../../src/planner/types.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import { NOW, buildSnapshot, makeNode, makePdb, makePod, makePolicy, type PodBuilder } from '../builders.js';
@@ -248,5 +249,24 @@ describe('the gates every eviction passes', () => {
     const pod = web('p', 500).containerStatuses([{ restarts: 150 }]);
     const p = plan([pod], { podLifeTime: { enabled: true }, tooManyRestarts: { enabled: true } });
     expect(p.evictions.map((e) => [e.name, e.strategy])).toEqual([['p', 'PodLifeTime']]);
+  });
+});
+
+describe('simulate', () => {
+  it('a crash-looping pod is replaced by one with no restarts, a Failed one by nothing: then nothing is left', () => {
+    const snapshot = buildSnapshot([
+      makeNode('n1'),
+      makeNode('n2'),
+      web('crashing').containerStatuses([{ restarts: 150 }]),
+      web('gone', 3).phase('Failed').notReady().statusReason('Evicted'),
+    ]);
+    const strategies = { ...OFF, tooManyRestarts: { enabled: true }, failedPods: { enabled: true } };
+    const policy = parsePolicy(makePolicy('hk', { strategies, eviction: LARGE }), { file: 'p.yaml' });
+    const result = simulate(snapshot, policy, { cycles: 5 });
+    expect(result.cycles.map((c) => c.evictions.map((e) => `${e.strategy} ${e.name}`))).toEqual([
+      ['TooManyRestarts crashing', 'FailedPods gone'],
+      [],
+    ]);
+    expect(result.converged).toBe(true);
   });
 });
