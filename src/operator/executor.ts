@@ -47,7 +47,7 @@ import type { Policy } from '../policy/types.js';
 import { STRATEGIES } from '../strategies/registry.js';
 import { waitForBudget } from './budgetWait.js';
 import type { Clock } from './clock.js';
-import { pdbWaitKey, type ClusterCache } from './clusterCache.js';
+import { pdbWaitKey, workloadWaitKey, type ClusterCache } from './clusterCache.js';
 import { EvictionLanes } from './evictionLanes.js';
 import { EvictionOutcomes, type RunCounts } from './evictionOutcomes.js';
 import { RetryingEvictions, type RetryOptions } from './evictionRetry.js';
@@ -320,9 +320,17 @@ export class PolicyRun {
     }
     if (isPodTerminal(pod)) {
       // A Failed pod was replaced when it failed, if its owner replaces pods at all (a Job may not): there is no
-      // replacement of this eviction to wait for, and nothing of the workload is out of service because of it.
-      this.reservations.releaseSlot(key);
+      // replacement of this eviction to wait for (the workload's Ready count says nothing about it), and nothing of
+      // the workload is out of service because of it. The lane only waits until the cache has seen the pod go, so
+      // the next plan does not choose it again.
       record('evicted', 'evicted');
+      const gone = (): boolean => {
+        const now = this.deps.cache.pod(pod.namespace, pod.name);
+        return now === undefined || now.uid !== pod.uid || now.terminating;
+      };
+      const timeoutMs = this.opts.policy.spec.eviction.replacementTimeoutMs;
+      await this.deps.cache.waitUntil([workloadWaitKey(key)], gone, timeoutMs, this.halt.signal);
+      this.reservations.releaseSlot(key);
       return { result: 'evicted' };
     }
     const paced: EvictionRecord = {
