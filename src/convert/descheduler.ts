@@ -393,25 +393,10 @@ function evictorNotes(evictor: EvictorSettings): string[] {
       'namespaceLabelSelector',
       'not carried over: spec.namespaces lists namespaces by name; list the ones it selects',
     );
-  if (args['evictSystemCriticalPods'] === true)
-    note(
-      'evictSystemCriticalPods',
-      'not carried over: kube-rebalancer never evicts pods at or above eviction.priorityThreshold (default ' +
-        'system-cluster-critical); raise the threshold to include more',
-    );
-  if (args['evictDaemonSetPods'] === true)
-    note(
-      'evictDaemonSetPods',
-      'not carried over: a DaemonSet pod would come back on the same node, so none is evicted',
-    );
-  if (args['evictFailedBarePods'] === true)
-    note(
-      'evictFailedBarePods',
-      'not carried over: failedPods leaves bare pods alone unless eviction.evictBarePods is true, which lifts the ' +
-        'protection of Running bare pods too',
-    );
-  if (args['ignorePodsWithoutPDB'] === true)
-    note('ignorePodsWithoutPDB', 'not carried over: pods without a PodDisruptionBudget are evicted like the others');
+  // The deprecated booleans say what podProtections says since v0.34: one reason each.
+  for (const [field, protection] of Object.entries(DEPRECATED_PROTECTIONS)) {
+    if (args[field] === true) note(field, PROTECTION_WHY[protection]!);
+  }
   if (args['minReplicas'] !== undefined)
     note(
       'minReplicas',
@@ -440,38 +425,45 @@ function evictorNotes(evictor: EvictorSettings): string[] {
   return out;
 }
 
+/** The DefaultEvictor's deprecated booleans with no counterpart, and the pod protection each stands for. */
+const DEPRECATED_PROTECTIONS: Readonly<Record<string, string>> = {
+  evictSystemCriticalPods: 'SystemCriticalPods',
+  evictDaemonSetPods: 'DaemonSetPods',
+  evictFailedBarePods: 'FailedBarePods',
+  ignorePodsWithoutPDB: 'PodsWithoutPDB',
+};
+
+/** Why a pod protection the descheduler lets one lift (or add) has no counterpart here. */
+const PROTECTION_WHY: Readonly<Record<string, string>> = {
+  SystemCriticalPods:
+    'not carried over: kube-rebalancer never evicts pods at or above eviction.priorityThreshold (default ' +
+    'system-cluster-critical); raise the threshold to include more',
+  DaemonSetPods: 'not carried over: a DaemonSet pod would come back on the same node, so none is evicted',
+  FailedBarePods:
+    'not carried over: failedPods leaves bare pods alone unless eviction.evictBarePods is true, which lifts the ' +
+    'protection of Running bare pods too',
+  PodsWithoutPDB: 'not carried over: pods without a PodDisruptionBudget are evicted like the others',
+};
+
 /** DefaultEvictor's podProtections (v0.34 on): what is not eviction.evictLocalStoragePods or evictPodsWithPVC. */
 function protectionNotes(protections: Obj): string[] {
   const out: string[] = [];
-  const note = (field: string, why: string): void => void out.push(`${field}: ${why}`);
-  for (const p of strings(protections['extraEnabled'])) {
-    if (p === 'PodsWithPVC') continue; // eviction.evictPodsWithPVC: false
-    note(
-      `podProtections.extraEnabled ${p}`,
-      p === 'PodsWithoutPDB'
-        ? 'not carried over: pods without a PodDisruptionBudget are evicted like the others'
-        : 'not carried over: kube-rebalancer has no such protection',
-    );
-  }
-  for (const p of strings(protections['defaultDisabled'])) {
-    if (p === 'PodsWithLocalStorage') continue; // eviction.evictLocalStoragePods: true
-    const why: Record<string, string> = {
-      DaemonSetPods: 'not carried over: a DaemonSet pod would come back on the same node, so none is evicted',
-      SystemCriticalPods:
-        'not carried over: pods at or above eviction.priorityThreshold are never evicted; raise the threshold instead',
-      FailedBarePods:
-        'not carried over: failedPods leaves bare pods alone unless eviction.evictBarePods is true, which lifts the ' +
-        'protection of Running bare pods too',
-    };
-    note(
-      `podProtections.defaultDisabled ${p}`,
-      why[p] ?? 'not carried over: kube-rebalancer has no such protection to lift',
-    );
+  const lists: ReadonlyArray<readonly [string, string]> = [
+    ['extraEnabled', 'PodsWithPVC'], // eviction.evictPodsWithPVC: false
+    ['defaultDisabled', 'PodsWithLocalStorage'], // eviction.evictLocalStoragePods: true
+  ];
+  for (const [list, mapped] of lists) {
+    for (const p of strings(protections[list])) {
+      if (p === mapped) continue;
+      out.push(
+        `podProtections.${list} ${p}: ${PROTECTION_WHY[p] ?? 'not carried over: kube-rebalancer has no such protection'}`,
+      );
+    }
   }
   if (obj(protections['config'])['PodsWithPVC'] !== undefined)
-    note(
-      'podProtections.config.PodsWithPVC',
-      'not carried over: eviction.evictPodsWithPVC protects every pod with a claim, whatever its storage class',
+    out.push(
+      'podProtections.config.PodsWithPVC: not carried over: eviction.evictPodsWithPVC protects every pod with a ' +
+        'claim, whatever its storage class',
     );
   return out;
 }
