@@ -4,6 +4,7 @@
 // loaded through the real loader; expectations restate DESIGN.md ("Utilization and housekeeping strategies") and the
 // descheduler's plugins of the same names.
 import { describe, expect, it } from 'vitest';
+import { planTable } from '../../src/cli/table.js';
 import { planCycle } from '../../src/planner/plan.js';
 import { simulate } from '../../src/planner/simulate.js';
 import type { RebalancePlan } from '../../src/planner/types.js';
@@ -268,5 +269,29 @@ describe('simulate', () => {
       [],
     ]);
     expect(result.converged).toBe(true);
+  });
+});
+
+describe('the table', () => {
+  it('names the strategy and the figure behind each housekeeping eviction', () => {
+    const pods = [
+      web('old', 200),
+      web('crashing').containerStatuses([{ restarts: 150 }]),
+      web('gone', 3)
+        .phase('Failed')
+        .notReady()
+        .containerStatuses([{ terminated: { reason: 'OOMKilled', exitCode: 137 } }]),
+    ];
+    const strategies = {
+      podLifeTime: { enabled: true },
+      tooManyRestarts: { enabled: true },
+      failedPods: { enabled: true },
+    };
+    const lines = planTable(plan(pods, strategies)).split('\n');
+    const row = (name: string): string => lines.find((l) => l.includes(`shop/${name} `))!;
+    expect(row('old')).toMatch(/PodLifeTime +pod is 8d8h old, older than maxPodLifeTime 7d/);
+    expect(row('crashing')).toMatch(/TooManyRestarts +150 restarts of its containers/);
+    // A Failed pod has no replacement, so no target.
+    expect(row('gone')).toMatch(/n1 +- +FailedPods +pod Failed \(reason OOMKilled; exit code 137\)/);
   });
 });
