@@ -229,8 +229,10 @@ interface Scope {
 }
 
 function scopeOf(args: Obj): Scope {
+  // LowNodeUtilization and HighNodeUtilization call theirs evictableNamespaces: the same scope for us.
+  const namespaces = args['namespaces'] ?? args['evictableNamespaces'];
   return {
-    namespaces: args['namespaces'] === undefined ? undefined : obj(args['namespaces']),
+    namespaces: namespaces === undefined ? undefined : obj(namespaces),
     labelSelector: args['labelSelector'],
     priorityThreshold: args['priorityThreshold'],
     nodeFit: args['nodeFit'],

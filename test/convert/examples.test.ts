@@ -218,3 +218,17 @@ describe('convert: scopes, selectors and quoting', () => {
     expect(err).toContain('note: profilename: gracePeriodSeconds: not carried over: ');
   });
 });
+
+describe('convert: evictableNamespaces', () => {
+  it("LowNodeUtilization's and HighNodeUtilization's evictableNamespaces are the policy's namespaces", () => {
+    const example = README_EXAMPLES.find((e) => e.name === 'HighNodeUtilization')!;
+    const docs = renderConverted(convertDeschedulerPolicy(example.policy, 'p.yaml'), 'p.yaml');
+    // Whether or not this build has the strategy, the scope is carried: once merged, the policy acts there only.
+    if (STRATEGIES.byDeschedulerPlugin('HighNodeUtilization') !== undefined) {
+      const spec = (parseAllDocuments(docs)[0]!.toJS() as Json)['spec'] as Json;
+      expect(spec['namespaces']).toEqual({ include: [], exclude: ['kube-system', 'namespace1'] });
+    } else {
+      expect(docs).toContain('# HighNodeUtilization: not carried over');
+    }
+  });
+});
