@@ -27,8 +27,8 @@ export const failedPods: HousekeepingStrategy<FailedPodsConfig, 'failedPods'> = 
 
   select(ctx, config) {
     const out: HousekeepingCandidate[] = [];
-    for (const pod of [...ctx.pods].sort(oldestFirst)) {
-      if (pod.phase !== 'Failed') continue;
+    // Filtered before sorting: of a large cluster's pods, few are Failed.
+    for (const pod of ctx.pods.filter((p) => p.phase === 'Failed').sort(oldestFirst)) {
       const age = ctx.now - pod.createdAt;
       if (age < config.minPodLifetimeMs) continue;
       const kind = ownerKind(pod);
