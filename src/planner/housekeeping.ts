@@ -84,7 +84,7 @@ function housekeep(
     }
     p.budgets.consume(pod);
     p.limits.consume(pod);
-    p.moves.push({ pod, from, target, strategy: s.name, reason });
+    p.moves.push({ pod, from, target, strategy: s.name, reason: reason() });
   }
 }
 

@@ -199,8 +199,11 @@ export interface SkewStrategy<
 /** One pod a housekeeping strategy selects, with the figure behind it (age, restarts, failure reason). */
 export interface HousekeepingCandidate {
   readonly pod: PodInfo;
-  /** The eviction's `reason` in the plan, the table and the Event. */
-  readonly reason: string;
+  /**
+   * The eviction's `reason` in the plan, the table and the Event; written only for the few pods planned or skipped
+   * (a large cluster can have tens of thousands of candidates).
+   */
+  readonly reason: () => string;
 }
 
 /** What a housekeeping strategy's selection may read. */

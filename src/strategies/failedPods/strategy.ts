@@ -40,14 +40,15 @@ export const failedPods: HousekeepingStrategy<FailedPodsConfig, 'failedPods'> = 
       const codes = exitCodesOf(pod, config.includingInitContainers);
       if (config.reasons.length > 0 && !reasons.some((r) => config.reasons.includes(r))) continue;
       if (config.exitCodes.length > 0 && !codes.some((c) => config.exitCodes.includes(c))) continue;
-      const why = [
-        ...(reasons.length > 0 ? [`reason ${[...new Set(reasons)].join(', ')}`] : []),
-        ...(codes.length > 0 ? [`exit code ${[...new Set(codes)].join(', ')}`] : []),
-      ];
-      out.push({
-        pod,
-        reason: `pod Failed${why.length > 0 ? ` (${why.join('; ')})` : ''}, created ${formatAge(age)} ago, past minPodLifetime ${formatAge(config.minPodLifetimeMs)}`,
-      });
+      const reason = (): string => {
+        const why = [
+          ...(reasons.length > 0 ? [`reason ${[...new Set(reasons)].join(', ')}`] : []),
+          ...(codes.length > 0 ? [`exit code ${[...new Set(codes)].join(', ')}`] : []),
+        ];
+        const detail = why.length > 0 ? ` (${why.join('; ')})` : '';
+        return `pod Failed${detail}, created ${formatAge(age)} ago, past minPodLifetime ${formatAge(config.minPodLifetimeMs)}`;
+      };
+      out.push({ pod, reason });
     }
     return out;
   },

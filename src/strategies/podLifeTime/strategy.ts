@@ -40,7 +40,7 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
         if (matched === undefined) continue;
         state = `, in state ${matched}`;
       }
-      out.push({ pod, reason: `pod is ${formatAge(age)} old, older than maxPodLifeTime ${limit}${state}` });
+      out.push({ pod, reason: () => `pod is ${formatAge(age)} old, older than maxPodLifeTime ${limit}${state}` });
     }
     return out;
   },

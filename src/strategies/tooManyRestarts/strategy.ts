@@ -28,7 +28,8 @@ export const tooManyRestarts: HousekeepingStrategy<TooManyRestartsConfig, 'tooMa
       .sort((a, b) => restartsOf(b, config) - restartsOf(a, config) || oldestFirst(a, b))
       .map((pod) => ({
         pod,
-        reason: `${restartsOf(pod, config)} restarts of its ${what}, at or above podRestartThreshold ${threshold}`,
+        reason: () =>
+          `${restartsOf(pod, config)} restarts of its ${what}, at or above podRestartThreshold ${threshold}`,
       }));
   },
 
