@@ -164,6 +164,12 @@ export interface TolerationOptions {
   tolerationSeconds?: number;
 }
 
+export interface ContainerStatusOptions {
+  restarts?: number;
+  waiting?: string;
+  terminated?: { reason?: string; exitCode: number };
+}
+
 export class PodBuilder extends Builder {
   constructor(name: string, namespace: string) {
     super({
@@ -204,6 +210,33 @@ export class PodBuilder extends Builder {
 
   phase(phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown'): this {
     this.status['phase'] = phase;
+    return this;
+  }
+
+  /**
+   * status.containerStatuses (initContainerStatuses with `init`), one entry per item: its restartCount and current
+   * state (waiting with a reason, or terminated with a reason and exit code; running otherwise).
+   */
+  containerStatuses(statuses: readonly ContainerStatusOptions[], init = false): this {
+    this.status[init ? 'initContainerStatuses' : 'containerStatuses'] = statuses.map((c, i) => ({
+      name: `${init ? 'init' : 'app'}-${i}`,
+      image: 'registry.example/app:1.0',
+      imageID: '',
+      ready: c.waiting === undefined && c.terminated === undefined,
+      restartCount: c.restarts ?? 0,
+      state:
+        c.waiting !== undefined
+          ? { waiting: { reason: c.waiting } }
+          : c.terminated !== undefined
+            ? { terminated: { exitCode: c.terminated.exitCode, reason: c.terminated.reason } }
+            : { running: { startedAt: CREATED } },
+    }));
+    return this;
+  }
+
+  /** status.reason (Evicted, NodeLost, …). */
+  statusReason(reason: string): this {
+    this.status['reason'] = reason;
     return this;
   }
 
@@ -613,4 +646,7 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'volumeTopology',
   'evictAnnotation',
   'protectedBy',
+  'restarts',
+  'initRestarts',
+  'statusDetail',
 ];

@@ -9,7 +9,10 @@ interface ConvertOptions {
   readonly name?: string;
 }
 
-export function registerConvertCommand(program: Command, io: { readonly stdout: (s: string) => void }): void {
+export function registerConvertCommand(
+  program: Command,
+  io: { readonly stdout: (s: string) => void; readonly stderr: (s: string) => void },
+): void {
   program
     .command('convert')
     .description('turn a descheduler policy into RebalancePolicies (DryRun); what cannot carry over is commented')
@@ -28,7 +31,17 @@ export function registerConvertCommand(program: Command, io: { readonly stdout: 
           `must hold one DeschedulerPolicy (found ${documents.length} documents)`,
         );
       }
-      io.stdout(renderConverted(convertDeschedulerPolicy(policy, file, opts.name), file));
+      const policies = convertDeschedulerPolicy(policy, file, opts.name);
+      io.stdout(renderConverted(policies, file));
+      // What was not carried over is said where the user sees it, not only in the output file's comments.
+      const said = new Set<string>();
+      for (const p of policies) {
+        for (const note of p.notes) {
+          if (said.has(note)) continue;
+          said.add(note);
+          io.stderr(`note: ${p.name}: ${note}\n`);
+        }
+      }
     });
 }
 

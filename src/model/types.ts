@@ -194,6 +194,27 @@ export interface PodInfo {
   readonly evictAnnotation: EvictAnnotation;
   /** Set when an opt-out annotation protects the pod; the text names it. */
   readonly protectedBy: string | undefined;
+  /** status.containerStatuses[*].restartCount, summed (the housekeeping strategies read it). */
+  readonly restarts: number;
+  /** The same for status.initContainerStatuses. */
+  readonly initRestarts: number;
+  /**
+   * What the pod's status says beyond its phase: undefined for the common pod with no status reason and every
+   * container running (most of a 150k-pod cluster), so the model holds nothing for them.
+   */
+  readonly statusDetail: PodStatusDetail | undefined;
+}
+
+/** The reasons and exit codes of a pod's status (housekeeping strategies: podLifeTime states, failedPods filters). */
+export interface PodStatusDetail {
+  /** status.reason (Evicted, NodeLost, Shutdown, DeadlineExceeded, …). */
+  readonly reason: string | undefined;
+  /** The current state's reason of every container that is waiting or terminated (CrashLoopBackOff, Error, …). */
+  readonly reasons: readonly string[];
+  readonly initReasons: readonly string[];
+  /** The exit codes of the containers whose current state is terminated. */
+  readonly exitCodes: readonly number[];
+  readonly initExitCodes: readonly number[];
 }
 
 /** One claim's volume that can be reached only from some nodes: the node must match one of `terms`. */

@@ -4,6 +4,15 @@ import { pdbKey, pdbsForPod } from '../model/pdb.js';
 import type { PdbInfo, PodInfo } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 
+/**
+ * The Eviction API deletes a Pending, Succeeded or Failed pod (and a terminating one) without looking at its
+ * budgets (v1.26 pkg/registry/core/pod/storage/eviction.go, canIgnorePDB): such a pod counts as healthy for none,
+ * so removing it takes nothing from them. Only the housekeeping strategies act on such pods.
+ */
+export function budgetsIgnored(pod: PodInfo): boolean {
+  return pod.phase === 'Pending' || pod.phase === 'Succeeded' || pod.phase === 'Failed' || pod.terminating;
+}
+
 export function workloadKey(pod: PodInfo): string {
   return `${pod.namespace}/${pod.workload.kind}/${pod.workload.name}`;
 }
@@ -31,6 +40,7 @@ export class DisruptionBudgets {
   }
 
   private pdbsOf(pod: PodInfo): PdbInfo[] {
+    if (budgetsIgnored(pod)) return [];
     return pdbsForPod(pod, this.byNamespace.get(pod.namespace) ?? []);
   }
 

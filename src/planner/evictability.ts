@@ -2,7 +2,7 @@
 // They are checked in this order and the first reason is reported in the plan's `skipped` list.
 // PodDisruptionBudgets and the per-cycle limits depend on what else is planned and live in budget.ts.
 import { matchesSelector } from '../model/labels.js';
-import type { PodInfo, Selector } from '../model/types.js';
+import type { PodInfo, PodPhase, Selector } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 import type { NamespaceScope } from '../analysis/scope.js';
 
@@ -13,9 +13,13 @@ export interface EvictabilityContext {
   readonly priorityThreshold: number;
   readonly inScope: NamespaceScope;
   readonly podSelector: Selector;
+  /** The phases of the pods the strategy at hand acts on: Running unless a housekeeping strategy says more. */
+  readonly phases?: readonly PodPhase[];
 }
 
 type Protection = (pod: PodInfo, ctx: EvictabilityContext) => string | undefined;
+
+const RUNNING: readonly PodPhase[] = ['Running'];
 
 function formatAge(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
@@ -34,7 +38,10 @@ const mirrorPod: Protection = (pod) =>
 
 const terminating: Protection = (pod) => (pod.terminating ? 'pod is terminating' : undefined);
 
-const notRunning: Protection = (pod) => (pod.phase !== 'Running' ? `pod is ${pod.phase}, not Running` : undefined);
+const notRunning: Protection = (pod, ctx) =>
+  (ctx.phases ?? RUNNING).includes(pod.phase)
+    ? undefined
+    : `pod is ${pod.phase}, not ${(ctx.phases ?? RUNNING).join(' or ')}`;
 
 const outOfScope: Protection = (pod, ctx) =>
   ctx.inScope(pod.namespace) ? undefined : `namespace ${pod.namespace} is outside the policy's namespaces`;

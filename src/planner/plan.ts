@@ -31,6 +31,7 @@ import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/regis
 import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '../strategies/types.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
 import { protectionReason, type EvictabilityContext } from './evictability.js';
+import { planHousekeeping, type HousekeepingPlanner } from './housekeeping.js';
 import { buildPlanReport } from './report.js';
 import type { Move } from './move.js';
 import type { RebalancePlan, Strategy } from './types.js';
@@ -148,6 +149,24 @@ class Planner {
   /** The node of a pod that is live in the plan's state (undefined once moved or gone). */
   private readonly liveAt = (pod: PodInfo): NodeInfo | undefined =>
     this.state.isLive(pod) ? this.state.nodeOf(pod) : undefined;
+
+  /** What the housekeeping phase (housekeeping.ts) plans with: this plan's state, gates and moves. */
+  housekeeping(): HousekeepingPlanner {
+    const { analysis, spec, strategies, state, budgets, limits, evictability, moves } = this;
+    const skip = (pod: PodInfo, strategy: Strategy, reason: string): void => this.skip(pod, strategy, reason);
+    return {
+      analysis,
+      spec,
+      strategies,
+      state,
+      budgets,
+      limits,
+      evictability,
+      moves,
+      skip,
+      held: this.options.heldWorkloads,
+    };
+  }
 
   skippedList(): Array<{ pod: PodInfo; strategy: Strategy; reason: string }> {
     const moved = new Set(this.moves.map((m) => m.pod.uid));
@@ -888,6 +907,7 @@ export function planCycle(snapshot: ClusterSnapshot, policy: Policy, options: Pl
       planner = other;
     }
   }
+  planHousekeeping(planner.housekeeping());
   const plan = buildPlanReport({
     policy,
     analysis,

@@ -2,6 +2,7 @@
 // can watch skew converge before letting the operator act. Time advances one schedule interval per cycle, so
 // replacements age like real ones (minPodAge applies to them too).
 import { analyze } from '../analysis/analyze.js';
+import { isPodTerminal } from '../model/pods.js';
 import type { ClusterSnapshot, PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
@@ -64,6 +65,10 @@ function replacementOf(move: Move, now: number, seed: number): PodInfo {
     ready: move.target !== undefined,
     terminating: false,
     createdAt: now,
+    // A new pod: no restarts, nothing waiting or terminated yet.
+    restarts: 0,
+    initRestarts: 0,
+    statusDetail: undefined,
   };
 }
 
@@ -71,7 +76,10 @@ function replacementOf(move: Move, now: number, seed: number): PodInfo {
 export function applyMoves(snapshot: ClusterSnapshot, moves: readonly Move[], seedBase: number): ClusterSnapshot {
   const evicted = new Set(moves.map((m) => m.pod.uid));
   const pods = snapshot.pods.filter((p) => !evicted.has(p.uid));
-  moves.forEach((m, i) => pods.push(replacementOf(m, snapshot.now, seedBase + i)));
+  // A Failed pod was replaced when it failed (or, a Job's, not at all): its eviction brings no new pod.
+  moves.forEach((m, i) => {
+    if (!isPodTerminal(m.pod)) pods.push(replacementOf(m, snapshot.now, seedBase + i));
+  });
   return { ...snapshot, pods };
 }
 

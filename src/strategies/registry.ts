@@ -3,15 +3,34 @@
 // descheduler's plugins through it, and the CRD test holds the CRD's spec.strategies to it. Strategies are listed
 // here explicitly, never registered by importing their modules; a caller may build another registry (a test's
 // extra strategy) with createRegistry and pass it in.
+import { failedPods } from './failedPods/strategy.js';
 import { nodeAffinity } from './nodeAffinity/strategy.js';
 import { nodeTaints } from './nodeTaints/strategy.js';
 import { podAffinity } from './podAffinity/strategy.js';
 import { podAntiAffinity } from './podAntiAffinity/strategy.js';
+import { podLifeTime } from './podLifeTime/strategy.js';
+import { tooManyRestarts } from './tooManyRestarts/strategy.js';
 import { topologySpread } from './topologySpread/strategy.js';
-import type { AnyStrategy, PolicySection, RuleStrategy, SkewStrategy, StrategyConfig } from './types.js';
+import type {
+  AnyStrategy,
+  HousekeepingStrategy,
+  PolicySection,
+  RuleStrategy,
+  SkewStrategy,
+  StrategyConfig,
+} from './types.js';
 
 /** The built-in strategies, in DESIGN.md's order: the order of spec.strategies, the CRD and the metrics. */
-export const BUILTIN_STRATEGIES = [topologySpread, podAntiAffinity, podAffinity, nodeAffinity, nodeTaints] as const;
+export const BUILTIN_STRATEGIES = [
+  topologySpread,
+  podAntiAffinity,
+  podAffinity,
+  nodeAffinity,
+  nodeTaints,
+  podLifeTime,
+  tooManyRestarts,
+  failedPods,
+] as const;
 
 type Builtin = (typeof BUILTIN_STRATEGIES)[number];
 
@@ -28,6 +47,8 @@ export interface StrategyRegistry {
   readonly rules: readonly RuleStrategy[];
   /** The strategies acting on the skew of spread groups. */
   readonly skew: readonly SkewStrategy[];
+  /** The housekeeping strategies (pod age, restarts, failed pods), in the order the planner runs them. */
+  readonly housekeeping: readonly HousekeepingStrategy[];
   /** Every strategy's name: the values of the metrics' `strategy` label. */
   readonly names: readonly string[];
   byName(name: string): AnyStrategy | undefined;
@@ -58,6 +79,7 @@ function createRegistry(strategies: readonly AnyStrategy[]): StrategyRegistry {
     all: strategies,
     rules,
     skew: strategies.filter((s): s is SkewStrategy => s.kind === 'skew'),
+    housekeeping: strategies.filter((s): s is HousekeepingStrategy => s.kind === 'housekeeping'),
     names: strategies.map((s) => s.name),
     byName: (name) => byName.get(name),
     byDeschedulerPlugin: (plugin) => byPlugin.get(plugin),

@@ -10,7 +10,7 @@
 // reach the cluster only through the small contexts declared here, which those layers implement.
 import type { Obj } from '../model/rawJson.js';
 import type { SkewTuple } from '../model/spread.js';
-import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
+import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, PodPhase, SpreadConstraint } from '../model/types.js';
 
 // ---- the policy section ----------------------------------------------------------------------------------------
 
@@ -32,6 +32,8 @@ export interface SectionReader {
   string(parent: Obj | undefined, key: string, path: string): string | undefined;
   integer(parent: Obj | undefined, key: string, path: string, min?: number): number | undefined;
   oneOf<T extends string>(parent: Obj | undefined, key: string, path: string, allowed: readonly T[]): T | undefined;
+  /** A non-negative Go duration ("90s", "168h"), in milliseconds. */
+  duration(parent: Obj | undefined, key: string, path: string): number | undefined;
   /** A list of distinct strings, each checked by `check` (a problem text, or undefined when fine). */
   stringList(
     parent: Obj | undefined,
@@ -194,5 +196,40 @@ export interface SkewStrategy<
   ): string;
 }
 
+/** One pod a housekeeping strategy selects, with the figure behind it (age, restarts, failure reason). */
+export interface HousekeepingCandidate {
+  readonly pod: PodInfo;
+  /**
+   * The eviction's `reason` in the plan, the table and the Event; written only for the few pods planned or skipped
+   * (a large cluster can have tens of thousands of candidates).
+   */
+  readonly reason: () => string;
+}
+
+/** What a housekeeping strategy's selection may read. */
+export interface HousekeepingContext {
+  /** The snapshot's instant (epoch ms): ages are measured against it. */
+  readonly now: number;
+  /** Every pod on a known node, whatever its phase; scope, podSelector and protections are the planner's. */
+  readonly pods: readonly PodInfo[];
+}
+
+/**
+ * Housekeeping after the descheduler's plugins of the same names (pod age, restarts, failed pods): candidates are
+ * chosen pod by pod from what the pod's own status says, and need no landing. The planner still applies every gate
+ * (scope, podSelector, opt-outs, priority, minPodAge, budgets, limits); where the owner recreates the pod, the
+ * executor paces on the replacement as for any eviction.
+ */
+export interface HousekeepingStrategy<
+  C extends StrategyConfig = StrategyConfig,
+  K extends string = string,
+> extends StrategyBase<C, K> {
+  readonly kind: 'housekeeping';
+  /** The phases of the pods it may act on (every other strategy acts on Running pods only). */
+  phases(config: C): readonly PodPhase[];
+  /** The pods the section selects, in the order they are to be evicted, each with its reason. */
+  select(ctx: HousekeepingContext, config: C): HousekeepingCandidate[];
+}
+
 /** Any strategy, as the registry holds it. */
-export type AnyStrategy = RuleStrategy | SkewStrategy;
+export type AnyStrategy = RuleStrategy | SkewStrategy | HousekeepingStrategy;

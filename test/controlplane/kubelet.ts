@@ -3,7 +3,9 @@
 //  - renews every node's Lease in kube-node-lease, so the node lifecycle controller never taints them unreachable;
 //  - reports each pod bound to one of its nodes Running and Ready after a delay that can be set per pod, including
 //    "never Ready" (Running, Ready=False) and "stays Pending" (never reported);
-//  - deletes terminating pods (deletionTimestamp set, e.g. by an eviction) with grace 0 after a configurable grace.
+//  - deletes terminating pods (deletionTimestamp set, e.g. by an eviction) with grace 0 after a configurable grace;
+//  - on request, reports a running pod's containers restarted N times (reportRestarts) or the pod Failed with a
+//    reason and exit code (reportFailed), as a kubelet does after crash loops or an OOM kill.
 // It watches pods with a plain list + watch loop that relists after any error, so it rides through API server and
 // etcd restarts like a kubelet does.
 import * as k8s from '@kubernetes/client-node';
@@ -262,6 +264,70 @@ export class StandInKubelet {
     this.seen.set(uid, 'scheduled');
     const delay = readiness === 'never-ready' ? 0 : readiness.readyAfterMs;
     this.later(delay, () => this.report(pod, readiness !== 'never-ready'));
+  }
+
+  /** Reports the pod's containers (still running and Ready) as restarted `restarts` times in all. */
+  async reportRestarts(namespace: string, name: string, restarts: number): Promise<void> {
+    const pod = await this.core.readNamespacedPod({ namespace, name });
+    const statuses = pod.status?.containerStatuses ?? [];
+    await this.core.patchNamespacedPodStatus(
+      {
+        name,
+        namespace,
+        body: {
+          status: {
+            // A strategic merge would key by name; a merge patch replaces the list, so every entry is sent.
+            containerStatuses: statuses.map((c, i) => ({ ...c, restartCount: i === 0 ? restarts : 0 })),
+          },
+        },
+      },
+      MERGE,
+    );
+  }
+
+  /** Reports the pod Failed: its containers terminated with `exitCode` and `reason`, and status.reason if given. */
+  async reportFailed(
+    namespace: string,
+    name: string,
+    failure: { readonly exitCode: number; readonly containerReason: string; readonly podReason?: string },
+  ): Promise<void> {
+    const pod = await this.core.readNamespacedPod({ namespace, name });
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await this.core.patchNamespacedPodStatus(
+      {
+        name,
+        namespace,
+        body: {
+          status: {
+            phase: 'Failed',
+            ...(failure.podReason !== undefined ? { reason: failure.podReason } : {}),
+            conditions: [
+              { type: 'Initialized', status: 'True', lastTransitionTime: now },
+              { type: 'Ready', status: 'False', lastTransitionTime: now },
+              { type: 'ContainersReady', status: 'False', lastTransitionTime: now },
+              { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+            ],
+            containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
+              name: c.name,
+              image: c.image ?? '',
+              imageID: '',
+              ready: false,
+              started: false,
+              restartCount: 0,
+              state: {
+                terminated: {
+                  exitCode: failure.exitCode,
+                  reason: failure.containerReason,
+                  startedAt: now,
+                  finishedAt: now,
+                },
+              },
+            })),
+          },
+        },
+      },
+      MERGE,
+    );
   }
 
   private async report(pod: k8s.V1Pod, ready: boolean): Promise<void> {

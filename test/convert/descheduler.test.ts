@@ -29,14 +29,17 @@ function documents(out: string): { comments: string[]; raw: Record<string, unkno
 
 describe('convert --descheduler-policy', () => {
   it.each([
-    ['v1alpha1.yaml', 1],
-    ['v1alpha2-full.yaml', 1],
+    // v1alpha1: the spread strategy's namespaces, priority threshold and nodeFit differ from the others'.
+    ['v1alpha1.yaml', 2],
+    // Topology spread and node taints filter namespaces (spread a label too), the others look at every pod.
+    ['v1alpha2-full.yaml', 3],
     ['v1alpha2-not-carried.yaml', 2],
     ['configmap.yaml', 1],
   ])('%s gives %i valid DryRun policies', async (file, count) => {
     const r = await convert(file);
-    expect(r.err).toBe('');
     expect(r.code).toBe(0);
+    // What was not carried over is said on stderr too, one note a line.
+    for (const line of r.err.split('\n').filter((l) => l !== '')) expect(line).toMatch(/^note: [a-z0-9-]+: /);
     const docs = documents(r.out);
     expect(docs).toHaveLength(count);
     for (const doc of docs) {
@@ -46,31 +49,73 @@ describe('convert --descheduler-policy', () => {
     }
   });
 
-  it.each([
+  it.each<readonly [string, number, string, unknown]>([
     // [fixture, document, field path, value]
-    ['v1alpha2-full.yaml', 0, 'namespaces.include', ['shop', 'payments']],
+    ['v1alpha2-full.yaml', 0, 'namespaces', { include: ['shop', 'payments'], exclude: [] }],
     ['v1alpha2-full.yaml', 0, 'podSelector.matchLabels', { tier: 'web' }],
-    ['v1alpha2-full.yaml', 0, 'eviction.priorityThreshold', { value: 10000 }],
-    ['v1alpha2-full.yaml', 0, 'eviction.nodeFit', true],
-    ['v1alpha2-full.yaml', 0, 'eviction.evictLocalStoragePods', true],
-    ['v1alpha2-full.yaml', 0, 'eviction.evictPodsWithPVC', false],
-    ['v1alpha2-full.yaml', 0, 'eviction.maxPerNode', 5],
-    ['v1alpha2-full.yaml', 0, 'eviction.maxPerNamespace', 3],
-    ['v1alpha2-full.yaml', 0, 'eviction.maxPerCycle', 20],
-    ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints.excludedTaints', ['dedicated=special-user', 'reserved']],
-    ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints.includePreferNoSchedule', true],
     ['v1alpha2-full.yaml', 0, 'strategies.topologySpread.includeSoftConstraints', true],
-    ['v1alpha2-full.yaml', 0, 'strategies.nodeAffinity', { enabled: true, required: true, preferred: true }],
-    ['v1alpha2-full.yaml', 0, 'strategies.podAntiAffinity.enabled', true],
+    ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints.enabled', false],
+    ['v1alpha2-full.yaml', 1, 'namespaces', { include: ['shop', 'payments'], exclude: [] }],
+    ['v1alpha2-full.yaml', 1, 'podSelector', undefined],
+    ['v1alpha2-full.yaml', 1, 'strategies.nodeTaints.excludedTaints', ['dedicated=special-user', 'reserved']],
+    ['v1alpha2-full.yaml', 1, 'strategies.nodeTaints.includePreferNoSchedule', true],
+    ['v1alpha2-full.yaml', 1, 'strategies.topologySpread.enabled', false],
+    ['v1alpha2-full.yaml', 2, 'namespaces', undefined],
+    ['v1alpha2-full.yaml', 2, 'strategies.nodeAffinity', { enabled: true, required: true, preferred: true }],
+    ['v1alpha2-full.yaml', 2, 'strategies.podAntiAffinity.enabled', true],
+    ['v1alpha2-full.yaml', 2, 'strategies.podLifeTime', { enabled: true, maxPodLifeTime: '24h' }],
+    ...[0, 1, 2].flatMap((i) =>
+      (
+        [
+          ['eviction.priorityThreshold', { value: 10000 }],
+          ['eviction.nodeFit', true],
+          ['eviction.evictLocalStoragePods', true],
+          ['eviction.evictPodsWithPVC', false],
+          ['eviction.maxPerNode', 5],
+          ['eviction.maxPerNamespace', 3],
+          ['eviction.maxPerCycle', 20],
+        ] as const
+      ).map(([path, value]) => ['v1alpha2-full.yaml', i, path, value] as const),
+    ),
+    [
+      'v1alpha2-not-carried.yaml',
+      0,
+      'strategies.tooManyRestarts',
+      { enabled: true, podRestartThreshold: 100, includingInitContainers: true },
+    ],
+    [
+      'v1alpha2-not-carried.yaml',
+      0,
+      'strategies.failedPods',
+      {
+        enabled: true,
+        reasons: ['NodeAffinity'],
+        minPodLifetime: '1h',
+        includingInitContainers: true,
+        excludeOwnerKinds: ['Job'],
+      },
+    ],
     ['v1alpha2-not-carried.yaml', 1, 'eviction.priorityThreshold', undefined],
     ['v1alpha2-not-carried.yaml', 1, 'strategies.topologySpread.includeSoftConstraints', false],
-    ['v1alpha1.yaml', 0, 'namespaces.exclude', ['kube-system', 'monitoring']],
-    ['v1alpha1.yaml', 0, 'eviction.priorityThreshold', { className: 'priorityclass1' }],
-    ['v1alpha1.yaml', 0, 'eviction.nodeFit', false],
-    ['v1alpha1.yaml', 0, 'eviction.maxPerNode', 40],
-    ['v1alpha1.yaml', 0, 'eviction.evictPodsWithPVC', true],
-    ['v1alpha1.yaml', 0, 'strategies.nodeAffinity.enabled', false],
-    ['v1alpha1.yaml', 0, 'strategies.topologySpread.includeSoftConstraints', true],
+    ['v1alpha1.yaml', 0, 'strategies.podLifeTime', { enabled: true, maxPodLifeTime: '24h' }],
+    ['v1alpha1.yaml', 0, 'strategies.tooManyRestarts', { enabled: true, podRestartThreshold: 100 }],
+    ['v1alpha1.yaml', 0, 'strategies.failedPods', { enabled: true, minPodLifetime: '0s', excludeOwnerKinds: [] }],
+    ['v1alpha1.yaml', 0, 'strategies.topologySpread.enabled', false],
+    ['v1alpha1.yaml', 0, 'eviction.priorityThreshold', undefined],
+    ['v1alpha1.yaml', 1, 'namespaces', { include: [], exclude: ['kube-system', 'monitoring'] }],
+    ['v1alpha1.yaml', 1, 'eviction.priorityThreshold', { className: 'priorityclass1' }],
+    ['v1alpha1.yaml', 1, 'eviction.nodeFit', false],
+    ['v1alpha1.yaml', 1, 'strategies.topologySpread', { enabled: true, includeSoftConstraints: true }],
+    ['v1alpha1.yaml', 1, 'strategies.podAntiAffinity.enabled', false],
+    ...[0, 1].flatMap((i) =>
+      (
+        [
+          ['eviction.maxPerNode', 40],
+          ['eviction.evictPodsWithPVC', true],
+          ['strategies.nodeAffinity.enabled', false],
+        ] as const
+      ).map(([path, value]) => ['v1alpha1.yaml', i, path, value] as const),
+    ),
   ])('%s [%i]: spec.%s', async (file, index, path, value) => {
     const spec = documents((await convert(file)).out)[index]!.raw['spec'];
     let node: unknown = spec;
@@ -79,42 +124,24 @@ describe('convert --descheduler-policy', () => {
   });
 
   it.each([
+    // LowNodeUtilization, HighNodeUtilization and RemoveDuplicates are issue 20's strategies: until they are merged,
+    // they are named here as not carried over (the README examples' test below checks them by name).
     [
       'v1alpha2-full.yaml',
       0,
       [
-        'PodLifeTime',
         'LowNodeUtilization',
         'evictSystemCriticalPods',
         'evictFailedBarePods',
         'nodeSelector',
+        'scope',
+        'maxNoOfPodsToEvictTotal',
         'schedule',
       ],
     ],
-    [
-      'v1alpha2-not-carried.yaml',
-      0,
-      [
-        'RemoveDuplicates',
-        'RemovePodsHavingTooManyRestarts',
-        'RemoveFailedPods',
-        'HighNodeUtilization',
-        'nothing in this profile carries over',
-      ],
-    ],
+    ['v1alpha2-not-carried.yaml', 0, ['RemoveDuplicates', 'HighNodeUtilization']],
     ['v1alpha2-not-carried.yaml', 1, ['priorityThreshold.name']],
-    [
-      'v1alpha1.yaml',
-      0,
-      [
-        'RemoveDuplicates',
-        'LowNodeUtilization',
-        'PodLifeTime',
-        'RemovePodsHavingTooManyRestarts',
-        'RemoveFailedPods',
-        'nodeSelector',
-      ],
-    ],
+    ['v1alpha1.yaml', 0, ['RemoveDuplicates', 'LowNodeUtilization', 'nodeSelector', 'scope']],
   ])('%s [%i]: what does not carry over is a comment with a reason', async (file, index, settings) => {
     const comments = documents((await convert(file)).out)[index]!.comments;
     for (const setting of settings) {

@@ -3,7 +3,7 @@
 import type { EvictionResult } from '../../metrics/names.js';
 import { pdbKey } from '../../model/pdb.js';
 import type { PodInfo } from '../../model/types.js';
-import { multipleBudgetsRefusal } from '../../planner/budget.js';
+import { budgetsIgnored, multipleBudgetsRefusal } from '../../planner/budget.js';
 import { ClusterCache, pdbWaitKey, type PdbEntry } from '../clusterCache.js';
 import type { PdbLedger } from './pdbLedger.js';
 
@@ -27,6 +27,8 @@ export interface BudgetWait {
 /** Waits (bounded by `timeoutMs`) until the pod's budget allows one more disruption. */
 export async function waitForBudget(pod: PodInfo, wait: BudgetWait): Promise<BudgetAnswer> {
   const { cache, ledger } = wait;
+  // The API server deletes a Pending, Failed or Succeeded pod without consulting its budgets: no wait, no debit.
+  if (budgetsIgnored(pod)) return { kind: 'ok', key: '', entry: undefined };
   const pdbs = cache.pdbsFor(pod);
   // The planner's rule, checked again against the budgets cached now.
   const several = multipleBudgetsRefusal(pdbs.map((p) => p.info));

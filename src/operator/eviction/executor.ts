@@ -39,13 +39,15 @@
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../../metrics/metrics.js';
 import type { EvictionResult } from '../../metrics/names.js';
+import { isPodTerminal } from '../../model/pods.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycle, type Move, type PlanOutcome } from '../../planner/plan.js';
 import type { RebalancePlan } from '../../planner/types.js';
 import type { Policy } from '../../policy/types.js';
+import { STRATEGIES } from '../../strategies/registry.js';
 import { waitForBudget } from './budgetWait.js';
 import type { Clock } from '../../clock.js';
-import { pdbWaitKey, type ClusterCache } from '../clusterCache.js';
+import { pdbWaitKey, workloadWaitKey, type ClusterCache } from '../clusterCache.js';
 import { EvictionLanes } from './evictionLanes.js';
 import { EvictionOutcomes, type RunCounts } from './evictionOutcomes.js';
 import { RetryingEvictions, type RetryOptions } from './evictionRetry.js';
@@ -324,11 +326,27 @@ export class PolicyRun {
       this.deps.ledger.debit(budget.key, pod.uid, budget.entry.resourceVersion);
       this.deps.cache.notify(pdbWaitKey(budget.key));
     }
+    if (isPodTerminal(pod)) {
+      // A Failed pod was replaced when it failed, if its owner replaces pods at all (a Job may not): there is no
+      // replacement of this eviction to wait for (the workload's Ready count says nothing about it), and nothing of
+      // the workload is out of service because of it. The lane only waits until the cache has seen the pod go, so
+      // the next plan does not choose it again.
+      record('evicted', 'evicted');
+      const gone = (): boolean => {
+        const now = this.deps.cache.pod(pod.namespace, pod.name);
+        return now === undefined || now.uid !== pod.uid || now.terminating;
+      };
+      const timeoutMs = this.opts.policy.spec.eviction.replacementTimeoutMs;
+      await this.deps.cache.waitUntil([workloadWaitKey(key)], gone, timeoutMs, this.halt.signal);
+      this.reservations.releaseSlot(key);
+      return { result: 'evicted' };
+    }
     const paced: EvictionRecord = {
       workload: key,
       pod,
       strategy: move.strategy,
-      from: move.from,
+      // Housekeeping asks for a new pod, not another place: its replacement on the same node is no loop.
+      from: STRATEGIES.byName(move.strategy)?.kind === 'housekeeping' ? undefined : move.from,
       loopKeys: loopKeysFor(
         pod,
         move.spreadKey,

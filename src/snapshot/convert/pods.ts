@@ -21,6 +21,7 @@ import {
 } from './fields.js';
 import { controllerOwner, workloadOf } from './owners.js';
 import { evictAnnotationOf, protectedByOf, volumeFlags } from './podFlags.js';
+import { podStatusSummary } from './podStatus.js';
 import type { PriorityResolver } from './priorities.js';
 
 const PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
@@ -52,6 +53,8 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
   previous.nodeAffinity(spec, affinity, cache.requirements);
   const spread = previous.spreadConstraints(spec, labels, rawLabels, cache.selectors);
   previous.podAffinityTerms(affinity, namespace, labels, rawLabels, cache.selectors);
+
+  const health = podStatusSummary(status);
 
   return {
     uid: getString(meta, 'uid', 'metadata') || `${namespace}/${name}`,
@@ -86,5 +89,8 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     volumeTopology: EMPTY,
     evictAnnotation,
     protectedBy: protectedByOf(annotations, evictAnnotation),
+    restarts: health.restarts,
+    initRestarts: health.initRestarts,
+    statusDetail: health.statusDetail,
   };
 }

@@ -48,7 +48,12 @@ export const nodeTaints: RuleStrategy<NodeTaintsConfig, 'nodeTaints'> = {
 
   descheduler: {
     plugin: 'RemovePodsViolatingNodeTaints',
-    convertArgs(args, section) {
+    convertArgs(args, section, notes) {
+      if (args['includedTaints'] !== undefined)
+        notes.push(
+          'RemovePodsViolatingNodeTaints.includedTaints: not carried over: every taint counts unless excludedTaints ' +
+            'names it; list the others there',
+        );
       if (args['excludedTaints'] !== undefined) section['excludedTaints'] = stringItems(args['excludedTaints']);
       if (args['includePreferNoSchedule'] !== undefined)
         section['includePreferNoSchedule'] = args['includePreferNoSchedule'] === true;

@@ -127,6 +127,36 @@ async function evictionMetric(registry: Registry): Promise<Record<string, number
 }
 
 describe('a policy run', () => {
+  it('a Failed pod is removed without waiting for its budget (at 0) or for a replacement, one after another', async () => {
+    const failed = (name: string) =>
+      makePod(name, 'shop').deployment('worker').labels({ app: 'worker' }).node('n-a').phase('Failed').notReady();
+    const budget = makePdb('worker', 'shop').selector({ app: 'worker' }).minAvailable(1).allowed(0);
+    // The API server deletes a Failed pod at once: the cache sees it go.
+    const evictor = new (class extends FakeEvictor {
+      override evict(target: EvictionTarget, dryRun: boolean): Promise<void> {
+        setTimeout(() => deletePod(cache, target.namespace, target.name), 5);
+        return super.evict(target, dryRun);
+      }
+    })();
+    const { cache, registry, events, run } = setup({
+      evictor,
+      extra: [failed('worker-x1'), failed('worker-x2'), budget],
+      spec: {
+        strategies: { topologySpread: { enabled: false }, failedPods: { enabled: true } },
+        // Pacing on, one pod of a workload in flight: a budget wait or a replacement wait would end in a timeout.
+        eviction: { waitForReplacement: true, maxPerWorkload: 1, replacementTimeout: '30s' },
+      },
+    });
+    const started = Date.now();
+    const result = await run();
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(evictor.calls.map((c) => c.target.name).sort()).toEqual(['worker-x1', 'worker-x2']);
+    expect(result.counts).toMatchObject({ evicted: 2, pdb_blocked: 0 });
+    expect(result.degraded).toBeUndefined();
+    expect(await evictionMetric(registry)).toEqual({ evicted: 2 });
+    expect(events.recorded[0]!.message).toMatch(/^Evicted by RebalancePolicy p \(FailedPods: pod Failed, created /);
+  });
+
   it('evicts the planned pods, each with a uid precondition, and records each outcome once (metric, log, Event)', async () => {
     const { evictor, registry, events, lines, run } = setup();
     const result = await run();

@@ -1,0 +1,96 @@
+// The housekeeping phase of a plan (podLifeTime, tooManyRestarts, failedPods): after the rules and the spread groups,
+// each enabled housekeeping strategy selects pods from their own status, and each one goes through the gates every
+// eviction passes (held workloads, opt-outs, priority, minPodAge, budgets, limits) in the strategy's order. No
+// landing is required: a pod its owner recreates is replaced wherever the scheduler puts it (the plan shows where
+// the simulation does, and with nodeFit a replacement no node can take is not planned, as the descheduler's nodeFit
+// does); a Failed pod has already been replaced and only goes away.
+import type { Analysis } from '../analysis/analyze.js';
+import { matchesSelector } from '../model/labels.js';
+import { isCounted } from '../model/pods.js';
+import type { PodInfo } from '../model/types.js';
+import type { PolicySpec } from '../policy/types.js';
+import type { ClusterState } from '../scheduling/clusterState.js';
+import { placeReplacement } from '../scheduling/placement.js';
+import { configOf, type StrategyRegistry } from '../strategies/registry.js';
+import type { HousekeepingStrategy } from '../strategies/types.js';
+import { workloadKey, type DisruptionBudgets, type EvictionLimits } from './budget.js';
+import { protectionReason, type EvictabilityContext } from './evictability.js';
+import type { Move } from './move.js';
+
+/** What the planner lends the housekeeping phase: the same state, gates and list of moves. */
+export interface HousekeepingPlanner {
+  readonly analysis: Analysis;
+  readonly spec: PolicySpec;
+  readonly strategies: StrategyRegistry;
+  readonly state: ClusterState;
+  readonly budgets: DisruptionBudgets;
+  readonly limits: EvictionLimits;
+  readonly evictability: EvictabilityContext;
+  readonly held: ReadonlyMap<string, string> | undefined;
+  readonly moves: Move[];
+  skip(pod: PodInfo, strategy: string, reason: string): void;
+}
+
+export function planHousekeeping(p: HousekeepingPlanner): void {
+  const enabled = p.strategies.housekeeping.filter((s) => configOf(p.spec.strategies, s).enabled);
+  if (enabled.length === 0) return;
+  // The pods the policy looks at, on nodes the snapshot has (the descheduler lists pods node by node too).
+  const pods = p.analysis.snapshot.pods.filter(
+    (pod) =>
+      pod.nodeName !== undefined &&
+      p.state.nodes.has(pod.nodeName) &&
+      p.analysis.inScope(pod.namespace) &&
+      matchesSelector(p.evictability.podSelector, pod.labels),
+  );
+  const ctx = { now: p.analysis.snapshot.now, pods };
+  for (const s of enabled) housekeep(p, s, ctx);
+}
+
+function housekeep(
+  p: HousekeepingPlanner,
+  s: HousekeepingStrategy,
+  ctx: { readonly now: number; readonly pods: readonly PodInfo[] },
+): void {
+  const config = configOf(p.spec.strategies, s);
+  const gates: EvictabilityContext = { ...p.evictability, phases: s.phases(config) };
+  const candidates = s.select(ctx, config);
+  for (let i = 0; i < candidates.length; i++) {
+    const { pod, reason } = candidates[i]!;
+    if (p.state.isRemoved(pod) || p.moves.some((m) => m.pod === pod)) continue;
+    if (p.limits.cycleFull) {
+      // One line for what is left, not one per pod: a cluster can have thousands of Failed pods.
+      const left = candidates.length - i;
+      p.skip(pod, s.name, `${p.limits.exceeded(pod) ?? 'limit reached'}; ${left} pod(s) left for the next cycles`);
+      return;
+    }
+    const refusal = gate(p, pod, gates);
+    if (refusal !== undefined) {
+      p.skip(pod, s.name, refusal);
+      continue;
+    }
+    const from = p.state.nodes.get(pod.nodeName!)!;
+    let target = undefined;
+    if (isCounted(pod)) {
+      // Its owner recreates it: where the scheduler would put the replacement (nodeFit: somewhere, or not at all).
+      if (p.spec.eviction.nodeFit) {
+        const placement = placeReplacement(p.state, pod, { pod, node: from });
+        if (placement.node === undefined) {
+          p.skip(pod, s.name, placement.reason ?? 'no node can take a replacement');
+          continue;
+        }
+        target = placement.node;
+      }
+      p.state.commit(pod, target);
+    }
+    p.budgets.consume(pod);
+    p.limits.consume(pod);
+    p.moves.push({ pod, from, target, strategy: s.name, reason: reason() });
+  }
+}
+
+/** Why the pod must not be evicted now (the gates of every eviction), or undefined. */
+function gate(p: HousekeepingPlanner, pod: PodInfo, gates: EvictabilityContext): string | undefined {
+  return (
+    p.held?.get(workloadKey(pod)) ?? protectionReason(pod, gates) ?? p.budgets.refusal(pod) ?? p.limits.exceeded(pod)
+  );
+}

@@ -1,0 +1,67 @@
+// spec.strategies.podLifeTime: its type, defaults and validation.
+import type { PolicySection, StrategyConfig } from '../types.js';
+
+/** The pod phases podLifeTime acts on (Failed pods are failedPods'; Succeeded and Unknown ones no strategy's). */
+export const LIFETIME_PHASES = ['Running', 'Pending'] as const;
+
+/** status.reason values a pod can carry (the descheduler's list). */
+export const POD_STATUS_REASONS = ['NodeAffinity', 'NodeLost', 'Shutdown', 'UnexpectedAdmissionError'] as const;
+
+/** Container waiting reasons: a pod showing one is usually Pending (CrashLoopBackOff: Running). */
+export const WAITING_REASONS = [
+  'PodInitializing',
+  'ContainerCreating',
+  'ImagePullBackOff',
+  'CrashLoopBackOff',
+  'CreateContainerConfigError',
+  'ErrImagePull',
+  'CreateContainerError',
+  'InvalidImageName',
+] as const;
+
+/** Container terminated reasons. */
+export const TERMINATED_REASONS = [
+  'OOMKilled',
+  'Error',
+  'Completed',
+  'DeadlineExceeded',
+  'Evicted',
+  'ContainerCannotRun',
+  'StartError',
+] as const;
+
+/** Every value `states` accepts (the CRD's enum; the descheduler's list without the phases other strategies own). */
+export const LIFETIME_STATES: readonly string[] = [
+  ...LIFETIME_PHASES,
+  ...POD_STATUS_REASONS,
+  ...WAITING_REASONS,
+  ...TERMINATED_REASONS,
+];
+
+export interface PodLifeTimeConfig extends StrategyConfig {
+  readonly maxPodLifeTimeMs: number;
+  readonly states: readonly string[];
+}
+
+export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
+  fields: ['enabled', 'maxPodLifeTime', 'states'],
+  defaults: {
+    // Housekeeping, not balance: a policy asks for it.
+    enabled: false,
+    // A week: pods that old are restarted to pick up node and image changes (the descheduler's examples use 24h-7d).
+    maxPodLifeTimeMs: 168 * 3_600_000,
+    // Empty: any Running pod past the age.
+    states: [],
+  },
+  read: (r, section, path) => ({
+    enabled: r.bool(section, 'enabled', path),
+    maxPodLifeTimeMs: r.duration(section, 'maxPodLifeTime', path),
+    states: r.stringList(section, 'states', path, (s) =>
+      LIFETIME_STATES.includes(s)
+        ? undefined
+        : s === 'Failed' || s === 'Succeeded' || s === 'Unknown'
+          ? `${s} pods are not podLifeTime's (failedPods removes Failed pods); must be one of ${LIFETIME_STATES.join(', ')}`
+          : `must be one of ${LIFETIME_STATES.join(', ')}`,
+    ),
+  }),
+};

@@ -1,0 +1,81 @@
+// PodLifeTime: pods older than maxPodLifeTime (by creationTimestamp, as the descheduler measures), optionally only
+// those in one of `states` (a phase, the pod's status reason, or a container's waiting or terminated reason), oldest
+// first. Running pods; Pending ones too when `states` names Pending or a waiting reason (a pod stuck pulling its
+// image is Pending).
+import type { PodPhase } from '../../model/types.js';
+import { formatAge, oldestFirst, secondsAsDuration } from '../housekeeping.js';
+import { stringItems } from '../../model/rawJson.js';
+import type { HousekeepingCandidate, HousekeepingStrategy } from '../types.js';
+import { LIFETIME_STATES, podLifeTimeSection, WAITING_REASONS, type PodLifeTimeConfig } from './policy.js';
+
+const NAME = 'PodLifeTime';
+
+function phasesOf(config: PodLifeTimeConfig): readonly PodPhase[] {
+  const pending =
+    config.states.includes('Pending') || config.states.some((s) => (WAITING_REASONS as readonly string[]).includes(s));
+  return pending ? ['Running', 'Pending'] : ['Running'];
+}
+
+export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'> = {
+  kind: 'housekeeping',
+  name: NAME,
+  key: 'podLifeTime',
+  policy: podLifeTimeSection,
+
+  phases: phasesOf,
+
+  select(ctx, config) {
+    const phases = phasesOf(config);
+    const limit = formatAge(config.maxPodLifeTimeMs);
+    const out: HousekeepingCandidate[] = [];
+    // Filtered before sorting: of a large cluster's pods, few are past the age.
+    const old = ctx.pods.filter((p) => phases.includes(p.phase) && ctx.now - p.createdAt > config.maxPodLifeTimeMs);
+    for (const pod of old.sort(oldestFirst)) {
+      const age = ctx.now - pod.createdAt;
+      let state = '';
+      if (config.states.length > 0) {
+        const matched = [pod.phase, pod.statusDetail?.reason, ...(pod.statusDetail?.reasons ?? [])].find(
+          (s) => s !== undefined && config.states.includes(s),
+        );
+        if (matched === undefined) continue;
+        state = `, in state ${matched}`;
+      }
+      out.push({ pod, reason: () => `pod is ${formatAge(age)} old, older than maxPodLifeTime ${limit}${state}` });
+    }
+    return out;
+  },
+
+  descheduler: {
+    plugin: 'PodLifeTime',
+    convertArgs(args, section, notes) {
+      const seconds = args['maxPodLifeTimeSeconds'];
+      if (typeof seconds === 'number') section['maxPodLifeTime'] = secondsAsDuration(seconds);
+      // v1alpha1's podStatusPhases came before states.
+      const states = [...new Set([...stringItems(args['states']), ...stringItems(args['podStatusPhases'])])];
+      const known = states.filter((s) => LIFETIME_STATES.includes(s));
+      const dropped = states.filter((s) => !known.includes(s));
+      if (known.length > 0) section['states'] = known;
+      if (dropped.length > 0) {
+        notes.push(
+          `PodLifeTime.states ${dropped.join(', ')}: not carried over: podLifeTime acts on Running and Pending pods; ` +
+            'Failed pods are removed by failedPods, Succeeded ones by the pod garbage collector',
+        );
+      }
+      if (states.length > 0 && known.length === 0) {
+        // Without its states the section would select every old pod: far more than the plugin did.
+        section['enabled'] = false;
+        notes.push('PodLifeTime: none of its states is one podLifeTime acts on, so the section is left disabled');
+      }
+      for (const [field, why] of [
+        ['conditions', 'pod conditions are not read; states and maxPodLifeTime select the pods'],
+        ['exitCodes', 'exit codes select Failed pods: use failedPods.exitCodes'],
+        ['ownerKinds', 'no owner-kind filter on podLifeTime; narrow it with the policy podSelector or namespaces'],
+        ['includingInitContainers', "only the containers' own states are matched"],
+        ['includingEphemeralContainers', 'ephemeral containers are debugging aids and are not matched'],
+      ] as const) {
+        if (args[field] !== undefined && args[field] !== false)
+          notes.push(`PodLifeTime.${field}: not carried over: ${why}`);
+      }
+    },
+  },
+};

@@ -1,0 +1,234 @@
+// `convert` of the descheduler chart's default policy and of every example policy in its README (written from the
+// documentation in test/fixtures/descheduler/examples.ts): each gives RebalancePolicies our parser accepts, read as
+// kubectl reads YAML (1.1), and every plugin with a counterpart is carried over, not commented out. The real API
+// server's verdict on the same output is test/integration/convertRoundTrip.test.ts.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { main } from '../../src/cli/program.js';
+import { convertDeschedulerPolicy, renderConverted } from '../../src/convert/descheduler.js';
+import { parsePolicy } from '../../src/policy/parse.js';
+import { STRATEGIES } from '../../src/strategies/registry.js';
+import { CHART_DEFAULT, README_EXAMPLES } from '../fixtures/descheduler/examples.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * Issue 20's plugins (LowNodeUtilization, HighNodeUtilization, RemoveDuplicates): their strategies are written on
+ * another branch and reach `convert` through the registry once merged. Until then they may show as not carried
+ * over; TIGHTEN THIS TO [] once issue 20's branch is merged, so every plugin must carry over.
+ */
+const NOT_YET_REGISTERED: readonly string[] = ['LowNodeUtilization', 'HighNodeUtilization', 'RemoveDuplicates'].filter(
+  (p) => STRATEGIES.byDeschedulerPlugin(p) === undefined,
+);
+
+/** The output as kubectl reads it (YAML 1.1): the policies, each parsed by our parser, and their comment lines. */
+function converted(policy: Json): { specs: Json[]; comments: string[]; names: string[] } {
+  const text = renderConverted(convertDeschedulerPolicy(policy, 'policy.yaml'), 'policy.yaml');
+  const docs = parseAllDocuments(text, { version: '1.1' }).map((d) => d.toJS() as Json);
+  const specs = docs.map((d) => parsePolicy(d, { file: 'out.yaml' }) && (d['spec'] as Json));
+  const comments = text.split('\n').filter((l) => l.startsWith('# '));
+  return { specs, comments, names: docs.map((d) => (d['metadata'] as { name: string }).name) };
+}
+
+/** The plugins whose whole configuration a comment says was not carried over. */
+function notCarried(comments: readonly string[]): string[] {
+  return [...new Set(comments.flatMap((c) => /^# (\w+): not carried over/.exec(c)?.[1] ?? []))].filter(
+    (p) => STRATEGIES.byDeschedulerPlugin(p) !== undefined || NOT_YET_REGISTERED.includes(p),
+  );
+}
+
+/** The plugins each example enables. */
+function enabledPlugins(policy: Json): string[] {
+  if (policy['apiVersion'] === 'descheduler/v1alpha1') return Object.keys(policy['strategies'] as Json);
+  const profiles = policy['profiles'] as Json[];
+  return profiles.flatMap((p) =>
+    Object.values(p['plugins'] as Json).flatMap((set) => (set as Json)['enabled'] as string[]),
+  );
+}
+
+describe('convert: the descheduler documentation examples', () => {
+  it("the chart's default policy carries over every plugin with a strategy (issue 20's three once merged)", () => {
+    const { comments, specs } = converted(CHART_DEFAULT);
+    // On this branch the list may hold issue 20's plugins only; after merging it must be empty.
+    expect(NOT_YET_REGISTERED).toEqual(expect.arrayContaining(notCarried(comments)));
+    expect(specs).toHaveLength(1);
+    expect(specs[0]!['strategies']).toMatchObject({
+      tooManyRestarts: { enabled: true, podRestartThreshold: 100, includingInitContainers: true },
+      nodeAffinity: { enabled: true, required: true, preferred: false },
+      nodeTaints: { enabled: true },
+      podAntiAffinity: { enabled: true },
+      topologySpread: { enabled: true },
+    });
+    expect(specs[0]!['eviction']).toMatchObject({ evictLocalStoragePods: true, evictPodsWithPVC: false });
+  });
+
+  it.each(README_EXAMPLES.map((e) => [e.name, e] as const))('%s', (_name, example) => {
+    const { specs, comments } = converted(example.policy);
+    expect(specs.length).toBeGreaterThan(0);
+    const whole = notCarried(comments);
+    expect([...NOT_YET_REGISTERED, ...(example.whole ?? [])]).toEqual(expect.arrayContaining(whole));
+    // Every plugin with a strategy is enabled in one of the policies (unless the example says why not).
+    for (const plugin of enabledPlugins(example.policy)) {
+      const strategy = STRATEGIES.byDeschedulerPlugin(plugin);
+      if (strategy === undefined || example.whole?.includes(plugin)) continue;
+      const on = specs.some((s) => ((s['strategies'] as Json)[strategy.key] as Json)['enabled'] === true);
+      expect(on, plugin).toBe(true);
+    }
+  });
+
+  it('the transition-based PodLifeTime example says which parts have no counterpart', () => {
+    const example = README_EXAMPLES.find((e) => e.name === 'PodLifeTime, transition-based')!;
+    const { comments, specs } = converted(example.policy);
+    for (const part of ['PodLifeTime.states Succeeded', 'PodLifeTime.conditions', 'PodLifeTime.ownerKinds'])
+      expect(
+        comments.some((c) => c.startsWith(`# ${part}: not carried over: `)),
+        part,
+      ).toBe(true);
+    expect((specs[0]!['strategies'] as Json)['podLifeTime']).toMatchObject({ enabled: false });
+  });
+});
+
+describe('convert: scopes, selectors and quoting', () => {
+  const twoScopes: Json = {
+    apiVersion: 'descheduler/v1alpha2',
+    kind: 'DeschedulerPolicy',
+    maxNoOfPodsToEvictTotal: 7,
+    profiles: [
+      {
+        name: 'Mixed',
+        pluginConfig: [
+          { name: 'DefaultEvictor', args: { labelSelector: { matchLabels: { team: 'a' } } } },
+          { name: 'PodLifeTime', args: { maxPodLifeTimeSeconds: 3600, namespaces: { include: ['batch'] } } },
+          { name: 'RemovePodsViolatingNodeTaints', args: { labelSelector: { matchLabels: { rebalance: 'off' } } } },
+          { name: 'RemoveFailedPods' },
+        ],
+        plugins: { deschedule: { enabled: ['PodLifeTime', 'RemovePodsViolatingNodeTaints', 'RemoveFailedPods'] } },
+      },
+    ],
+  };
+
+  it('plugins that look at different pods become one policy each, none narrowed by another', () => {
+    const { specs, names, comments } = converted(twoScopes);
+    expect(names).toEqual(['mixed', 'mixed-2', 'mixed-3']);
+    const on = (s: Json): string[] =>
+      Object.entries(s['strategies'] as Json)
+        .filter(([, v]) => (v as Json)['enabled'] === true)
+        .map(([k]) => k);
+    expect(specs.map(on)).toEqual([['podLifeTime'], ['nodeTaints'], ['failedPods']]);
+    expect(specs[0]!['namespaces']).toEqual({ include: ['batch'], exclude: [] });
+    expect(specs[1]!['namespaces']).toBeUndefined();
+    expect(specs[2]!['namespaces']).toBeUndefined();
+    // The evictor's selector and the plugin's both hold.
+    expect(specs[0]!['podSelector']).toEqual({ matchLabels: { team: 'a' } });
+    expect(specs[1]!['podSelector']).toEqual({ matchLabels: { team: 'a', rebalance: 'off' } });
+    expect(comments.some((c) => c.includes('first was kept'))).toBe(false);
+    expect(
+      comments.some((c) => c.startsWith('# scope: ') && c.includes('mixed-2: RemovePodsViolatingNodeTaints')),
+    ).toBe(true);
+    expect(comments.some((c) => c.startsWith('# maxNoOfPodsToEvictTotal: each of the 3 policies'))).toBe(true);
+  });
+
+  it('quotes every string YAML 1.1 or 1.2 would read as another type', () => {
+    const tricky = ['off', 'on', 'yes', 'no', 'y', 'n', '~', 'null', '0755', '1e3', '12:30', '.inf', 'true', '0o17'];
+    const policy: Json = {
+      apiVersion: 'descheduler/v1alpha2',
+      kind: 'DeschedulerPolicy',
+      profiles: [
+        {
+          name: 'Quote',
+          pluginConfig: [
+            {
+              name: 'RemovePodsViolatingNodeTaints',
+              args: {
+                labelSelector: { matchExpressions: [{ key: 'rebalance', operator: 'NotIn', values: tricky }] },
+              },
+            },
+          ],
+          plugins: { deschedule: { enabled: ['RemovePodsViolatingNodeTaints'] } },
+        },
+      ],
+    };
+    const text = renderConverted(convertDeschedulerPolicy(policy, 'p.yaml'), 'p.yaml');
+    for (const version of ['1.1', '1.2'] as const) {
+      const spec = (parseAllDocuments(text, { version })[0]!.toJS() as Json)['spec'] as Json;
+      const values = ((spec['podSelector'] as Json)['matchExpressions'] as Json[])[0]!['values'];
+      expect(values, version).toEqual(tricky);
+    }
+    expect(text).toContain('- "off"');
+  });
+
+  it('an unknown plugin is exit 2 naming it, in pluginConfig, plugins or v1alpha1 strategies', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convert-'));
+    const cases: Array<[Json, RegExp]> = [
+      [
+        {
+          apiVersion: 'descheduler/v1alpha2',
+          kind: 'DeschedulerPolicy',
+          profiles: [{ name: 'p', plugins: { balance: { enabled: ['RemovePodsViolatingTopologySpread'] } } }],
+        },
+        /profile p: plugins\.balance\.enabled\[0\]: unknown plugin "RemovePodsViolatingTopologySpread"/,
+      ],
+      [
+        {
+          apiVersion: 'descheduler/v1alpha2',
+          kind: 'DeschedulerPolicy',
+          profiles: [{ name: 'p', pluginConfig: [{ name: 'MyPlugin' }], plugins: {} }],
+        },
+        /pluginConfig\[0\]\.name: unknown plugin "MyPlugin"/,
+      ],
+      [
+        {
+          apiVersion: 'descheduler/v1alpha1',
+          kind: 'DeschedulerPolicy',
+          strategies: { PodLifetime: { enabled: true } },
+        },
+        /strategies\.PodLifetime: unknown plugin "PodLifetime"/,
+      ],
+    ];
+    for (const [i, [policy, message]] of cases.entries()) {
+      const file = join(dir, `p${i}.json`);
+      writeFileSync(file, JSON.stringify(policy));
+      let err = '';
+      let out = '';
+      const code = await main(['convert', '--descheduler-policy', file], {
+        stdout: (s) => (out += s),
+        stderr: (s) => (err += s),
+      });
+      expect(code).toBe(2);
+      expect(out).toBe('');
+      expect(err).toMatch(message);
+    }
+  });
+
+  it('what was not carried over is on stderr too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convert-'));
+    const file = join(dir, 'chart.json');
+    writeFileSync(file, JSON.stringify(README_EXAMPLES[0]!.policy));
+    let err = '';
+    const code = await main(['convert', '--descheduler-policy', file], {
+      stdout: () => undefined,
+      stderr: (s) => (err += s),
+    });
+    expect(code).toBe(0);
+    expect(err).toContain('note: profilename: nodeSelector: not carried over: ');
+    expect(err).toContain('note: profilename: minReplicas: not carried over: ');
+    expect(err).toContain('note: profilename: gracePeriodSeconds: not carried over: ');
+  });
+});
+
+describe('convert: evictableNamespaces', () => {
+  it("LowNodeUtilization's and HighNodeUtilization's evictableNamespaces are the policy's namespaces", () => {
+    const example = README_EXAMPLES.find((e) => e.name === 'HighNodeUtilization')!;
+    const docs = renderConverted(convertDeschedulerPolicy(example.policy, 'p.yaml'), 'p.yaml');
+    // Whether or not this build has the strategy, the scope is carried: once merged, the policy acts there only.
+    if (STRATEGIES.byDeschedulerPlugin('HighNodeUtilization') !== undefined) {
+      const spec = (parseAllDocuments(docs)[0]!.toJS() as Json)['spec'] as Json;
+      expect(spec['namespaces']).toEqual({ include: [], exclude: ['kube-system', 'namespace1'] });
+    } else {
+      expect(docs).toContain('# HighNodeUtilization: not carried over');
+    }
+  });
+});
