@@ -542,6 +542,7 @@ describe('manifests: RBAC', () => {
       ),
       ...['list', 'watch'].map((v) => `policy/poddisruptionbudgets:${v}`),
       ...['list', 'watch'].map((v) => `storage.k8s.io/storageclasses:${v}`),
+      ...['list', 'watch'].map((v) => `storage.k8s.io/csinodes:${v}`),
       ...['list', 'watch'].map((v) => `scheduling.k8s.io/priorityclasses:${v}`),
       ...['list', 'watch'].map((v) => `rebalancer.dev/rebalancepolicies:${v}`),
       '/pods/eviction:create',

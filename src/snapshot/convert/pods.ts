@@ -19,6 +19,7 @@ import {
   root,
   timestampMs,
 } from './fields.js';
+import { hostPortsOf } from './hostPorts.js';
 import { controllerOwner, workloadOf } from './owners.js';
 import { evictAnnotationOf, protectedByOf, volumeFlags } from './podFlags.js';
 import type { PriorityResolver } from './priorities.js';
@@ -84,6 +85,7 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     claims,
     // Resolved once the snapshot's volumes are known (withVolumeTopology).
     volumeTopology: EMPTY,
+    hostPorts: hostPortsOf(spec),
     evictAnnotation,
     protectedBy: protectedByOf(annotations, evictAnnotation),
   };
