@@ -43,6 +43,7 @@ import { workloadKey } from '../planner/budget.js';
 import { planCycle, type Move, type PlanOutcome } from '../planner/plan.js';
 import type { RebalancePlan } from '../planner/types.js';
 import type { Policy } from '../policy/types.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
 import { waitForBudget } from './budgetWait.js';
 import type { Clock } from './clock.js';
 import { pdbWaitKey, type ClusterCache } from './clusterCache.js';
@@ -71,6 +72,8 @@ export interface RunDeps {
   readonly retry: RetryOptions;
   /** Least time between two plans of one run while lanes are still active (default 1 s). */
   readonly minReplanIntervalMs: number;
+  /** `run --scheduler-config`: the scheduler configuration replacements are predicted by. */
+  readonly schedulerProfile?: SchedulerProfile;
 }
 
 export interface RunOptions {
@@ -182,7 +185,10 @@ export class PolicyRun {
       this.lanes.workloads(),
       this.deps.inFlight.saturated(this.opts.policy.spec.eviction.maxPerWorkload),
     );
-    return planCycle(snapshot, this.policyForPlan(), { heldWorkloads: held });
+    return planCycle(snapshot, this.policyForPlan(), {
+      heldWorkloads: held,
+      schedulerProfile: this.deps.schedulerProfile,
+    });
   }
 
   async run(): Promise<RunResult> {

@@ -14,6 +14,8 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
 import { InputError } from '../errors.js';
 import type { Credentials } from '../live/credentials.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
+import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import {
   describeSource,
   findCredentials,
@@ -34,6 +36,8 @@ export interface RunOperatorOptions {
   readonly logLevel?: string;
   /** One cycle of every policy, then exit (once.ts). */
   readonly once?: boolean;
+  /** A KubeSchedulerConfiguration file (e.g. a mounted ConfigMap): the prediction follows its default profile. */
+  readonly schedulerConfig?: string;
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -82,6 +86,16 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     return badInput(`--kube-api-burst must be an integer >= 1 (got ${opts.kubeApiBurst})`);
   }
   if (opts.namespace === '') return badInput('--namespace must not be empty');
+  let schedulerProfile: SchedulerProfile | undefined;
+  try {
+    schedulerProfile =
+      opts.schedulerConfig === undefined
+        ? undefined
+        : loadSchedulerConfig(opts.schedulerConfig, (line) => io.stderr(`${line}\n`));
+  } catch (err) {
+    if (err instanceof InputError) return badInput(err.message);
+    throw err;
+  }
   let address: { host: string | undefined; port: number };
   try {
     address = parseListenAddress(opts.metricsAddr);
@@ -123,6 +137,7 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     kubeApiQps: opts.kubeApiQps,
     kubeApiBurst: opts.kubeApiBurst,
     ...(opts.once === true ? { once: true } : {}),
+    ...(schedulerProfile !== undefined ? { schedulerProfile } : {}),
   });
   if (opts.once === true) {
     // A Job needs no listener; a signal stops the run like the operator's (no new eviction, status written).

@@ -27,6 +27,7 @@ import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy, PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '../strategies/types.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
@@ -39,6 +40,8 @@ export interface PlanOptions {
   readonly heldWorkloads?: ReadonlyMap<string, string>;
   /** The strategies to plan with: the built-in ones unless a caller registered others. */
   readonly strategies?: StrategyRegistry;
+  /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults when absent. */
+  readonly schedulerProfile?: SchedulerProfile;
 }
 
 export interface Move {
