@@ -915,7 +915,7 @@ describe('manifests: scheduler-config component (--scheduler-config from a Confi
       const list = components.map((c) => `  - ${to(join(MANIFESTS, 'components', c))}\n`).join('');
       writeFileSync(join(dir, 'kustomization.yaml'), `resources:\n  - ${to(MANIFESTS)}\ncomponents:\n${list}`);
       const output = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
-      return parseAllDocuments(output).map((document) => document.toJS() as Parsed);
+      return parseAllDocuments(output).map((document) => document.toJS());
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
