@@ -9,7 +9,8 @@
 //   and score.disabled (`*` for all) keeps multiPoint plugins out; a weight of 0 or none is 1;
 // - NodeResourcesFitArgs.scoringStrategy: type, resources with weights (default cpu and memory, 1 each), and
 //   requestedToCapacityRatio.shape;
-// - PodTopologySpreadArgs: defaultingType (System, the default) and defaultConstraints (List only).
+// - PodTopologySpreadArgs: defaultingType (System, the default) and defaultConstraints (List only);
+// - InterPodAffinityArgs.hardPodAffinityWeight (0–100).
 // Everything else of the file (leader election, client connection, other profiles, other plugins' args) is accepted
 // unread, except `percentageOfNodesToScore`, which is kept, and `extenders`, which the prediction cannot follow (a
 // warning).
@@ -190,8 +191,8 @@ function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-/** Parses the text of a KubeSchedulerConfiguration; `source` names it in the profile (its path). */
-export function parseSchedulerConfig(text: string, source: string): SchedulerConfigResult {
+/** The YAML document, or the problem with the text. */
+function documentOf(text: string, source: string): { doc: Obj } | { problem: string } {
   let doc: unknown;
   try {
     doc = load(text, { schema: CORE_SCHEMA, filename: source });
@@ -199,15 +200,13 @@ export function parseSchedulerConfig(text: string, source: string): SchedulerCon
     const mark = (error as { mark?: { line: number; column: number } }).mark;
     const where = mark === undefined ? '' : ` at line ${mark.line + 1}, column ${mark.column + 1}`;
     const reason = (error as { reason?: string }).reason ?? String(error);
-    return { ok: false, problems: [{ field: '', problem: `invalid YAML${where}: ${reason}` }] };
+    return { problem: `invalid YAML${where}: ${reason}` };
   }
-  const r = new Reader();
-  if (!isObj(doc)) {
-    return {
-      ok: false,
-      problems: [{ field: '', problem: `must be a KubeSchedulerConfiguration (got ${typeName(doc)})` }],
-    };
-  }
+  return isObj(doc) ? { doc } : { problem: `must be a KubeSchedulerConfiguration (got ${typeName(doc)})` };
+}
+
+/** apiVersion and kind: nothing else is read when they are wrong. */
+function checkType(r: Reader, doc: Obj): void {
   const apiVersion = r.string(doc, 'apiVersion', '');
   if (apiVersion === undefined || !API_VERSIONS.includes(apiVersion)) {
     r.fail('apiVersion', `must be ${API_VERSIONS.join(' or ')} (got ${JSON.stringify(doc['apiVersion'] ?? null)})`);
@@ -215,13 +214,10 @@ export function parseSchedulerConfig(text: string, source: string): SchedulerCon
   if (doc['kind'] !== 'KubeSchedulerConfiguration') {
     r.fail('kind', `must be KubeSchedulerConfiguration (got ${JSON.stringify(doc['kind'] ?? null)})`);
   }
-  if (r.problems.length > 0) return { ok: false, problems: r.problems };
-  r.known(doc, '', TOP_LEVEL_FIELDS);
+}
 
-  const percentage = r.int(doc, 'percentageOfNodesToScore', '', 0, 100);
-  if (r.list(doc, 'extenders', '')?.length) {
-    r.warnings.push('extenders are not modelled: the prediction does not call them');
-  }
+/** The default-scheduler profile and its path (an empty one when the file lists no profiles: all defaults). */
+function defaultProfileOf(r: Reader, doc: Obj): readonly [Obj, string] {
   const profiles = r.objects(r.list(doc, 'profiles', ''), 'profiles');
   const named = profiles.filter(([p]) => (p['schedulerName'] ?? DEFAULT_SCHEDULER) === DEFAULT_SCHEDULER);
   if (profiles.length > 0 && named.length === 0) {
@@ -230,14 +226,33 @@ export function parseSchedulerConfig(text: string, source: string): SchedulerCon
   if (named.length > 1) r.fail(named[1]![1], `a second ${DEFAULT_SCHEDULER} profile`);
   const [profile, at] = named[0] ?? [{}, 'profiles[0]'];
   r.known(profile, at, ['schedulerName', 'plugins', 'pluginConfig']);
+  return [profile, at];
+}
 
+/** Parses the text of a KubeSchedulerConfiguration; `source` names it in the profile (its path). */
+export function parseSchedulerConfig(text: string, source: string): SchedulerConfigResult {
+  const parsed = documentOf(text, source);
+  if ('problem' in parsed) return { ok: false, problems: [{ field: '', problem: parsed.problem }] };
+  const { doc } = parsed;
+  const r = new Reader();
+  checkType(r, doc);
+  if (r.problems.length > 0) return { ok: false, problems: r.problems };
+  r.known(doc, '', TOP_LEVEL_FIELDS);
+
+  const percentage = r.int(doc, 'percentageOfNodesToScore', '', 0, 100);
+  if (r.list(doc, 'extenders', '')?.length) {
+    r.warnings.push('extenders are not modelled: the prediction does not call them');
+  }
+  const [profile, at] = defaultProfileOf(r, doc);
   const plugins = r.obj(profile, 'plugins', at);
   if (plugins !== undefined) r.known(plugins, join(at, 'plugins'), EXTENSION_POINTS);
   const scoreWeights = scoreWeightsOf(r, plugins, join(at, 'plugins'));
   const args = pluginArgs(r, profile, at);
   const fit = args.get('NodeResourcesFit');
+  const interPod = args.get('InterPodAffinity');
   const spread = args.get('PodTopologySpread');
   const fitScoring = fit === undefined ? DEFAULT_PROFILE.fitScoring : fitScoringOf(r, fit[0], fit[1]);
+  const hardPodAffinityWeight = interPod === undefined ? undefined : hardWeightOf(r, interPod[0], interPod[1]);
   const spreadDefaulting =
     spread === undefined ? DEFAULT_PROFILE.spreadDefaulting : spreadDefaultingOf(r, spread[0], spread[1]);
 
@@ -252,6 +267,7 @@ export function parseSchedulerConfig(text: string, source: string): SchedulerCon
       fitScoring,
       spreadDefaulting,
       ...(percentage === undefined ? {} : { percentageOfNodesToScore: percentage }),
+      ...(hardPodAffinityWeight === undefined ? {} : { hardPodAffinityWeight }),
     },
     warnings: r.warnings,
   };
@@ -395,6 +411,11 @@ function fitScoringOf(r: Reader, args: Obj, at: string): FitScoring | undefined 
     shape.push({ utilization, score });
   }
   return { type, resources: weights, shape };
+}
+
+function hardWeightOf(r: Reader, args: Obj, at: string): number | undefined {
+  r.known(args, at, [...ARGS_META, 'hardPodAffinityWeight', 'ignorePreferredTermsOfExistingPods']);
+  return r.int(args, 'hardPodAffinityWeight', at, 0, 100);
 }
 
 function spreadDefaultingOf(r: Reader, args: Obj, at: string): SchedulerProfile['spreadDefaulting'] | undefined {

@@ -254,6 +254,16 @@ describe('invalid files name the field', () => {
 });
 
 describe('other settings', () => {
+  it('reads InterPodAffinityArgs.hardPodAffinityWeight (0–100)', () => {
+    const body = (w: number) =>
+      `profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardPodAffinityWeight: ${w}}}]}]`;
+    expect(profileOf(body(5)).hardPodAffinityWeight).toBe(5);
+    expect(profileOf('').hardPodAffinityWeight).toBeUndefined();
+    expect(problemsOf(body(101))[0]).toMatch(
+      /^profiles\[0\]\.pluginConfig\[0\]\.args\.hardPodAffinityWeight: must be between 0 and 100/,
+    );
+  });
+
   it('keeps percentageOfNodesToScore and warns about extenders', () => {
     const result = parseSchedulerConfig(
       `${HEADER}percentageOfNodesToScore: 30\nextenders: [{urlPrefix: "http://x"}]\n`,
