@@ -319,6 +319,13 @@ export class PodBuilder extends Builder {
     return this;
   }
 
+  /** A port the first container binds on its node (`hostIP` 0.0.0.0 and protocol TCP unless given). */
+  hostPort(port: number, opts: { protocol?: 'TCP' | 'UDP' | 'SCTP'; hostIP?: string } = {}): this {
+    const ports = (this.firstContainer['ports'] ??= []) as Json[];
+    ports.push({ containerPort: port, hostPort: port, ...opts });
+    return this;
+  }
+
   overhead(resources: Record<string, string>): this {
     this.specObj['overhead'] = { ...resources };
     return this;
@@ -533,6 +540,12 @@ export class PersistentVolumeBuilder extends Builder {
     return this;
   }
 
+  /** A CSI volume: spec.csi with the driver and the volume's handle. */
+  csi(driver: string, volumeHandle: string): this {
+    this.specObj['csi'] = { driver, volumeHandle };
+    return this;
+  }
+
   /** The claim it is bound to. */
   claim(namespace: string, name: string): this {
     this.specObj['claimRef'] = { kind: 'PersistentVolumeClaim', namespace, name };
@@ -566,6 +579,11 @@ export class PersistentVolumeClaimBuilder extends Builder {
     this.specObj['storageClassName'] = name;
     return this;
   }
+
+  accessModes(modes: Array<'ReadWriteOnce' | 'ReadOnlyMany' | 'ReadWriteMany' | 'ReadWriteOncePod'>): this {
+    this.specObj['accessModes'] = [...modes];
+    return this;
+  }
 }
 
 export function makePvc(name: string, namespace = 'default'): PersistentVolumeClaimBuilder {
@@ -588,6 +606,22 @@ export function makeStorageClass(
     o['allowedTopologies'] = [{ matchLabelExpressions: [{ key: ZONE, values: [...opts.zones] }] }];
   }
   return o;
+}
+
+/** A CSINode for node `name`: how many volumes each driver can attach there (undefined: the driver gives no count). */
+export function makeCsiNode(name: string, drivers: Record<string, number | undefined>): Json {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'CSINode',
+    metadata: { name },
+    spec: {
+      drivers: Object.entries(drivers).map(([driver, count]) => ({
+        name: driver,
+        nodeID: `${name}-id`,
+        ...(count === undefined ? {} : { allocatable: { count } }),
+      })),
+    },
+  };
 }
 
 // ---- snapshot --------------------------------------------------------------------------------------------------
@@ -644,6 +678,7 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'pvc',
   'claims',
   'volumeTopology',
+  'hostPorts',
   'evictAnnotation',
   'protectedBy',
   'restarts',

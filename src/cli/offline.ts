@@ -9,6 +9,8 @@ import { planCycle } from '../planner/plan.js';
 import { simulate } from '../planner/simulate.js';
 import { DEFAULT_POLICY, loadPolicyFile, parsePolicy, resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
+import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
 import { snapshotWarnings } from '../snapshot/sanity.js';
 import { positiveInt } from './args.js';
@@ -27,6 +29,7 @@ interface OfflineOptions {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly policy?: string;
+  readonly schedulerConfig?: string;
   readonly output: 'json' | 'table' | 'wide';
 }
 
@@ -66,7 +69,7 @@ export async function loadInputs(
   opts: OfflineOptions,
   io: OfflineIo,
   progress: Progress,
-): Promise<{ snapshot: ClusterSnapshot; policy: Policy }> {
+): Promise<{ snapshot: ClusterSnapshot; policy: Policy; schedulerProfile: SchedulerProfile | undefined }> {
   if (opts.snapshot !== undefined && (opts.kubeconfig !== undefined || opts.context !== undefined)) {
     throw new InputError(
       '--snapshot',
@@ -75,6 +78,11 @@ export async function loadInputs(
       'reads a saved cluster; it cannot be combined with --kubeconfig or --context',
     );
   }
+  // Read before the cluster: a bad file is reported before a long read.
+  const schedulerProfile =
+    opts.schedulerConfig === undefined
+      ? undefined
+      : loadSchedulerConfig(opts.schedulerConfig, (line) => io.stderr(`${line}\n`));
   const loaded =
     opts.snapshot !== undefined
       ? loadSnapshotFile(opts.snapshot, {
@@ -97,7 +105,7 @@ export async function loadInputs(
   // A priorityThreshold naming a class the snapshot lacks is bad input of this policy: say which file and object
   // now, rather than from inside the planner.
   resolvePriorityThreshold(policy, loaded.snapshot.priorityClasses, where);
-  return { snapshot: loaded.snapshot, policy };
+  return { snapshot: loaded.snapshot, policy, schedulerProfile };
 }
 
 const outputOption = (): Option =>
@@ -108,12 +116,17 @@ const outputOption = (): Option =>
 const SNAPSHOT_HELP =
   'a saved cluster (kubectl get … -o yaml|json; see the README); without it the live cluster is read';
 
+/** Shared with `run` (run.ts). */
+export const SCHEDULER_CONFIG_HELP =
+  "the cluster's KubeSchedulerConfiguration (v1 or v1beta3) replacements are predicted by (default: v1.26's defaults)";
+
 function addSourceOptions(command: Command): Command {
   return command
     .option('--snapshot <file>', SNAPSHOT_HELP)
     .option('--kubeconfig <file>', 'kubeconfig of the live cluster (default: $KUBECONFIG, else ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context (default: its current context)')
-    .option('--policy <file>', 'RebalancePolicy to apply (default: the first in the cluster, else the CRD defaults)');
+    .option('--policy <file>', 'RebalancePolicy to apply (default: the first in the cluster, else the CRD defaults)')
+    .option('--scheduler-config <file>', SCHEDULER_CONFIG_HELP);
 }
 
 export function registerOfflineCommands(program: Command, io: OfflineIo): void {
@@ -124,9 +137,9 @@ export function registerOfflineCommands(program: Command, io: OfflineIo): void {
     .action(async (opts: OfflineOptions) => {
       const progress = progressFor(io);
       try {
-        const { snapshot, policy } = await loadInputs(opts, io, progress);
+        const { snapshot, policy, schedulerProfile } = await loadInputs(opts, io, progress);
         progress.update('planning');
-        const { plan } = planCycle(snapshot, policy);
+        const { plan } = planCycle(snapshot, policy, { schedulerProfile });
         progress.done();
         io.stdout(
           opts.output === 'json'
@@ -148,9 +161,10 @@ export function registerOfflineCommands(program: Command, io: OfflineIo): void {
     .action(async (opts: OfflineOptions & { cycles: number }) => {
       const progress = progressFor(io);
       try {
-        const { snapshot, policy } = await loadInputs(opts, io, progress);
+        const { snapshot, policy, schedulerProfile } = await loadInputs(opts, io, progress);
         const result = simulate(snapshot, policy, {
           cycles: opts.cycles,
+          schedulerProfile,
           onCycle: (cycle, of) => progress.update(`simulating cycle ${cycle} of at most ${of}`),
         });
         progress.done();

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { runOperator, type RunOperatorOptions } from '../operator/run.js';
 import { InvalidArgumentError } from 'commander';
 import { positiveInt, positiveNumber } from './args.js';
+import { SCHEDULER_CONFIG_HELP } from './offline.js';
 
 /** Commander fills every option, so the flags are exactly runOperator's options. */
 type RunFlags = RunOperatorOptions & { readonly logLevel: string };
@@ -59,6 +60,7 @@ export function registerRunCommand(program: Command, io: { readonly stderr: (s: 
       'run one cycle of every policy, then exit (0, or 1 if a cycle failed); for a Job or CronJob',
       false,
     )
+    .option('--scheduler-config <file>', SCHEDULER_CONFIG_HELP)
     .action(async (flags: RunFlags) => {
       process.exitCode = await runOperator(flags, { stderr: io.stderr });
     });

@@ -489,6 +489,7 @@ export function kubeApi(t: KubeTransport) {
     },
     storage: {
       listStorageClass: (p: Params = {}) => list('/apis/storage.k8s.io/v1/storageclasses', p),
+      listCSINode: (p: Params = {}) => list('/apis/storage.k8s.io/v1/csinodes', p),
     },
     custom: {
       listClusterCustomObject: (p: { group: string; version: string; plural: string } & Params) => {

@@ -42,6 +42,7 @@ export const LISTED_KINDS: readonly ListedKind[] = [
   core('PersistentVolume', 'persistentvolumes', true),
   core('PersistentVolumeClaim', 'persistentvolumeclaims', true),
   grouped('StorageClass', 'storage.k8s.io/v1', 'storageclasses', true),
+  grouped('CSINode', 'storage.k8s.io/v1', 'csinodes', true),
   grouped('RebalancePolicy', 'rebalancer.dev/v1alpha1', 'rebalancepolicies', true),
 ];
 

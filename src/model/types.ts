@@ -124,6 +124,27 @@ export interface NodeInfo {
   readonly unschedulable: boolean;
   readonly ready: boolean;
   readonly allocatable: Resources;
+  /**
+   * Attachable CSI volumes per driver (CSINode spec.drivers[].allocatable.count, resolved per snapshot by
+   * withCsiNodeLimits); absent when no CSINode gives one. Node allocatable `attachable-volumes-csi-<driver>`, the
+   * older form, is read from `allocatable` by the NodeVolumeLimits filter.
+   */
+  readonly csiVolumeLimits?: Readonly<Record<string, number>>;
+}
+
+/** A port a container binds on its node (spec.containers[].ports[] with hostPort > 0). */
+export interface HostPort {
+  /** `0.0.0.0` when not given: every address of the node. */
+  readonly hostIP: string;
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+  readonly port: number;
+}
+
+/** A CSI volume a pod has attached on its node: what the NodeVolumeLimits filter counts, one per unique handle. */
+export interface CsiVolume {
+  readonly driver: string;
+  /** The PV's spec.csi.volumeHandle, or `<namespace>-<claim>` for a claim its StorageClass has yet to provision. */
+  readonly handle: string;
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
@@ -190,6 +211,12 @@ export interface PodInfo {
    * PersistentVolumeClaims and StorageClasses); empty when no volume limits it. A replacement reuses the claims.
    */
   readonly volumeTopology: readonly VolumeTopology[];
+  /** The host ports its containers bind (NodePorts filter); empty for nearly every pod. */
+  readonly hostPorts: readonly HostPort[];
+  /** Its CSI volumes (resolved with the volume topology); absent when it has none. */
+  readonly csiVolumes?: readonly CsiVolume[];
+  /** Its claims whose access mode is ReadWriteOncePod (resolved with the volume topology); absent when none. */
+  readonly readWriteOncePodClaims?: readonly string[];
   /** rebalancer.dev/evict (or descheduler.alpha.kubernetes.io/evict ⇒ 'always'). */
   readonly evictAnnotation: EvictAnnotation;
   /** Set when an opt-out annotation protects the pod; the text names it. */
@@ -232,6 +259,8 @@ export interface PersistentVolumeInfo {
   readonly storageClassName: string | undefined;
   /** spec.nodeAffinity.required: terms ORed; undefined when the volume is reachable from every node. */
   readonly nodeAffinity: { readonly terms: readonly NodeSelectorTerm[]; readonly text: string } | undefined;
+  /** spec.csi, when the volume is a CSI one. */
+  readonly csi?: CsiVolume;
 }
 
 export interface PersistentVolumeClaimInfo {
@@ -240,13 +269,23 @@ export interface PersistentVolumeClaimInfo {
   /** spec.volumeName once bound. */
   readonly volumeName: string | undefined;
   readonly storageClassName: string | undefined;
+  /** spec.accessModes includes ReadWriteOncePod. */
+  readonly readWriteOncePod?: boolean;
 }
 
 export interface StorageClassInfo {
   readonly name: string;
+  /** The provisioner: the CSI driver a claim of this class will be attached by. */
+  readonly provisioner?: string;
   readonly volumeBindingMode: 'Immediate' | 'WaitForFirstConsumer';
   /** allowedTopologies as node selector terms (ORed); undefined when not set. */
   readonly allowedTopologies: { readonly terms: readonly NodeSelectorTerm[]; readonly text: string } | undefined;
+}
+
+/** A CSINode: how many volumes of each CSI driver its node can attach (drivers without a count are absent). */
+export interface CsiNodeInfo {
+  readonly name: string;
+  readonly limits: Readonly<Record<string, number>>;
 }
 
 export interface PdbInfo {

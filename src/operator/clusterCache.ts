@@ -15,6 +15,7 @@ import { matchesSelector } from '../model/labels.js';
 import { pdbKey } from '../model/pdb.js';
 import type {
   ClusterSnapshot,
+  CsiNodeInfo,
   NamespaceInfo,
   NodeInfo,
   PdbInfo,
@@ -24,7 +25,7 @@ import type {
   PriorityClassInfo,
   StorageClassInfo,
 } from '../model/types.js';
-import { withVolumeTopology } from '../model/volumes.js';
+import { withCsiNodeLimits, withVolumeTopology } from '../model/volumes.js';
 import { workloadKey } from '../planner/budget.js';
 import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
@@ -108,6 +109,7 @@ export class ClusterCache {
   private readonly persistentVolumes = new Map<string, PersistentVolumeInfo>();
   private readonly persistentVolumeClaims = new Map<string, PersistentVolumeClaimInfo>();
   private readonly storageClasses = new Map<string, StorageClassInfo>();
+  private readonly csiNodes = new Map<string, CsiNodeInfo>();
   private readonly policies = new Map<string, PolicyEntry>();
   private readonly policyListeners: PolicyListener[] = [];
   private readonly waiters = new Map<string, Set<Waiter>>();
@@ -245,6 +247,11 @@ export class ClusterCache {
   readonly storageClassHandlers: InformerHandlers<StorageClassInfo> = {
     upsert: (e) => this.apply(e, (v) => this.storageClasses.set(v.name, v)),
     remove: (e) => this.change(() => this.storageClasses.delete(e.metadata.name)),
+  };
+
+  readonly csiNodeHandlers: InformerHandlers<CsiNodeInfo> = {
+    upsert: (e) => this.apply(e, (v) => this.csiNodes.set(v.name, v)),
+    remove: (e) => this.change(() => this.csiNodes.delete(e.metadata.name)),
   };
 
   readonly policyHandlers: InformerHandlers<PolicyEntry> = {
@@ -423,7 +430,8 @@ export class ClusterCache {
       pdbs.push(allowed === entry.info.statusAllowed ? entry.info : { ...entry.info, statusAllowed: allowed });
     }
     return {
-      nodes: [...this.nodes.values()],
+      // A CSINode may arrive before or after its Node: its attach limits join the node per snapshot.
+      nodes: withCsiNodeLimits([...this.nodes.values()], this.csiNodes.values()),
       // Claims bind after their pods are seen: volume topology is resolved per snapshot, not per pod event.
       pods: withVolumeTopology(pods, {
         persistentVolumes: [...this.persistentVolumes.values()],

@@ -15,6 +15,7 @@ import type { Credentials } from '../kube/credentials.js';
 import type { Registry } from 'prom-client';
 import { createMetrics, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { NamespaceInfo, NodeInfo, PriorityClassInfo } from '../model/types.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
 import { convertNamespace, convertNode, convertPriorityClass } from '../snapshot/convert.js';
 import type { BackoffOptions } from '../kube/backoff.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -80,6 +81,8 @@ export interface OperatorDeps {
   readonly userAgent?: string;
   /** `run --once`: no cron ticks and no triggers; runAllOnce() drives the cycles. */
   readonly once?: boolean;
+  /** `run --scheduler-config`: the scheduler configuration replacements are predicted by (v1.26 defaults if absent). */
+  readonly schedulerProfile?: SchedulerProfile;
 }
 
 /** How one policy's cycle of `run --once` ended. */
@@ -253,6 +256,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       isLeader,
       retry: deps.evictionRetry ?? DEFAULT_RETRY,
       minReplanIntervalMs: deps.minReplanIntervalMs ?? 1000,
+      schedulerProfile: deps.schedulerProfile,
     },
   });
 

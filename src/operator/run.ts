@@ -14,6 +14,8 @@ import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { InputError } from '../errors.js';
 import type { Credentials } from '../kube/credentials.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
+import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import {
   describeSource,
   findCredentials,
@@ -41,6 +43,8 @@ export interface RunOperatorOptions {
   readonly logLevel?: string;
   /** One cycle of every policy, then exit (once.ts). */
   readonly once?: boolean;
+  /** A KubeSchedulerConfiguration file (e.g. a mounted ConfigMap): the prediction follows its default profile. */
+  readonly schedulerConfig?: string;
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -83,6 +87,16 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
   if (opts.namespace === '') return badInput('--namespace must not be empty');
   const flagProblem = servingFlagProblem(opts);
   if (flagProblem !== undefined) return badInput(flagProblem);
+  let schedulerProfile: SchedulerProfile | undefined;
+  try {
+    schedulerProfile =
+      opts.schedulerConfig === undefined
+        ? undefined
+        : loadSchedulerConfig(opts.schedulerConfig, (line) => io.stderr(`${line}\n`));
+  } catch (err) {
+    if (err instanceof InputError) return badInput(err.message);
+    throw err;
+  }
   // Without any, a client would fall back to http://localhost:8080 and retry it for ever.
   const source = findCredentials(opts.kubeconfig, processEnvironment(), true);
   if (source === undefined) return badInput(NO_CREDENTIALS);
@@ -117,6 +131,7 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     kubeApiQps: opts.kubeApiQps,
     kubeApiBurst: opts.kubeApiBurst,
     ...(opts.once === true ? { once: true } : {}),
+    ...(schedulerProfile !== undefined ? { schedulerProfile } : {}),
   });
   if (opts.once === true) {
     // A Job needs no listener; a signal stops the run like the operator's (no new eviction, status written).

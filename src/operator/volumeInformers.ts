@@ -1,8 +1,13 @@
 // The watch caches of volume topology: PersistentVolumes, PersistentVolumeClaims and StorageClasses, so the planner
-// never moves a pod away from the only nodes that can reach its volume. Kept apart from the other informers: they
-// only feed ClusterCache's volume maps.
-import type { PersistentVolumeClaimInfo, PersistentVolumeInfo, StorageClassInfo } from '../model/types.js';
-import { convertPersistentVolume, convertPersistentVolumeClaim, convertStorageClass } from '../snapshot/convert.js';
+// never moves a pod away from the only nodes that can reach its volume, and CSINodes, so it never moves one to a node
+// whose CSI attach limit is reached. Kept apart from the other informers: they only feed ClusterCache's volume maps.
+import type { CsiNodeInfo, PersistentVolumeClaimInfo, PersistentVolumeInfo, StorageClassInfo } from '../model/types.js';
+import {
+  convertCsiNode,
+  convertPersistentVolume,
+  convertPersistentVolumeClaim,
+  convertStorageClass,
+} from '../snapshot/convert.js';
 import type { ClusterCache } from './clusterCache.js';
 import { pageParams, SupervisedInformer, type InformerDeps } from '../kube/informers.js';
 import type { KubeClients } from '../kube/kubeClient.js';
@@ -15,6 +20,7 @@ export function volumeInformers(
   | SupervisedInformer<PersistentVolumeInfo>
   | SupervisedInformer<PersistentVolumeClaimInfo>
   | SupervisedInformer<StorageClassInfo>
+  | SupervisedInformer<CsiNodeInfo>
 > {
   return [
     new SupervisedInformer<PersistentVolumeInfo>(
@@ -45,6 +51,16 @@ export function volumeInformers(
         convert: convertStorageClass,
       },
       cache.storageClassHandlers,
+      deps,
+    ),
+    new SupervisedInformer<CsiNodeInfo>(
+      {
+        resource: 'csinodes',
+        path: '/apis/storage.k8s.io/v1/csinodes',
+        list: (page) => clients.storage.listCSINode(pageParams(page)),
+        convert: convertCsiNode,
+      },
+      cache.csiNodeHandlers,
       deps,
     ),
   ];

@@ -27,6 +27,7 @@ import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy, PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '../strategies/types.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
@@ -47,6 +48,8 @@ export interface PlanOptions {
    * 10,000 pods, built again by every re-plan (issue 24). Default true: `plan` and `simulate` print them.
    */
   readonly domainCounts?: boolean;
+  /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults when absent. */
+  readonly schedulerProfile?: SchedulerProfile;
 }
 
 export type { Move } from './move.js';

@@ -5,6 +5,7 @@ import { analyze } from '../analysis/analyze.js';
 import { isPodTerminal } from '../model/pods.js';
 import type { ClusterSnapshot, PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
 import { planCycle, type Move } from './plan.js';
 import { topologyReports, violationReports } from './report.js';
@@ -37,6 +38,8 @@ export interface SimulationOptions {
   readonly onCycle?: (cycle: number, of: number) => void;
   /** The strategies to plan with: the built-in ones unless a caller registered others. */
   readonly strategies?: StrategyRegistry;
+  /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults when absent. */
+  readonly schedulerProfile?: SchedulerProfile;
 }
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -91,7 +94,10 @@ export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: Sim
   let stalled = false;
   for (let i = 0; i < options.cycles; i++) {
     options.onCycle?.(i + 1, options.cycles);
-    const outcome = planCycle(current, policy, { strategies: options.strategies });
+    const outcome = planCycle(current, policy, {
+      strategies: options.strategies,
+      schedulerProfile: options.schedulerProfile,
+    });
     cycles.push(outcome.plan);
     if (outcome.moves.length === 0) {
       stalled = repairableSkew(outcome.plan).length > 0;

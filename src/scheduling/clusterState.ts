@@ -137,6 +137,11 @@ export class ClusterState {
     return this.added;
   }
 
+  /** Every pod of the snapshot as loaded, evicted ones included (what the plan changed is in the state). */
+  snapshotPods(): readonly PodInfo[] {
+    return this.analysis.snapshot.pods;
+  }
+
   private readonly memos = new Map<string, unknown>();
 
   /** Caches values that depend only on pod specs and nodes, which a plan never changes. */

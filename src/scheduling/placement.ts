@@ -13,6 +13,7 @@ import { isTolerated, tolerationsText } from '../model/taints.js';
 import { volumeKey, volumesReachable } from '../model/volumes.js';
 import type { NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
 import type { AntiAffinityCheck, ClusterState, Placed, TermCounts } from './clusterState.js';
+import { portAndVolumeProblem } from './filters/index.js';
 
 /** One spread constraint of the pod being placed, with the evicted pod already taken out. */
 interface SpreadTerm {
@@ -102,7 +103,12 @@ function countIn(s: SpreadTerm, domain: string): number {
 
 /** Why the node (at `index` in nodeList) cannot take the replacement beyond the static filters, or undefined. */
 function dynamicProblem(ctx: PlacementContext, node: NodeInfo, index: number): string | undefined {
-  return resourceShortfall(ctx, node, index) ?? interPodProblem(ctx, node) ?? spreadProblem(ctx, node, index);
+  return (
+    portAndVolumeProblem(ctx, node) ??
+    resourceShortfall(ctx, node, index) ??
+    interPodProblem(ctx, node) ??
+    spreadProblem(ctx, node, index)
+  );
 }
 
 function resourceShortfall(ctx: PlacementContext, node: NodeInfo, index: number): string | undefined {

@@ -65,6 +65,13 @@ export interface SchedulerProfile {
    */
   readonly spreadDefaulting:
     { readonly type: 'System' } | { readonly type: 'List'; readonly constraints: readonly ProfileSpreadConstraint[] };
+  /**
+   * The file's percentageOfNodesToScore (0 or absent: the adaptive default, see feasibleNodesToFind in
+   * placement.ts); kube-scheduler stops filtering once it has found that share of feasible nodes.
+   */
+  readonly percentageOfNodesToScore?: number;
+  /** InterPodAffinityArgs.hardPodAffinityWeight: what an existing pod's required affinity adds to a node (default 1). */
+  readonly hardPodAffinityWeight?: number;
 }
 
 /** v1.26's default profile (pkg/scheduler/apis/config/v1beta3 and v1 defaults, read from upstream source). */

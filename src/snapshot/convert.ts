@@ -17,4 +17,5 @@ export {
   makePriorityResolver,
   type PriorityResolver,
 } from './convert/priorities.js';
+export { convertCsiNode } from './convert/csiNodes.js';
 export { convertPersistentVolume, convertPersistentVolumeClaim, convertStorageClass } from './convert/volumes.js';

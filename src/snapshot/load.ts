@@ -1,9 +1,10 @@
 // The snapshot loader: a saved cluster (YAML or JSON, as `kubectl get nodes,pods,pdb,priorityclasses,namespaces,
-// rebalancepolicies,pv,pvc,storageclasses -A -o yaml|json` prints it) → ClusterSnapshot, plus the raw
-// RebalancePolicies it holds. Volumes are not kept: each pod carries the topology of the volumes it mounts.
+// rebalancepolicies,pv,pvc,storageclasses,csinodes -A -o yaml|json` prints it) → ClusterSnapshot, plus the raw
+// RebalancePolicies it holds. Volumes are not kept: each pod carries the topology of the volumes it mounts, and each
+// node its CSINode's attach limits.
 //
 // Accepted layouts: one object, a `kind: List` (or any `*List`) with `items` (nested lists too), several YAML
-// documents, or several concatenated JSON documents. Kinds other than the nine used are counted and reported in one
+// documents, or several concatenated JSON documents. Kinds other than the ten used are counted and reported in one
 // warning line. Every problem with the input surfaces as an InputError naming the file, the object and the field;
 // nothing in here lets a stack trace reach the user for bad input.
 import { isObj } from '../model/rawJson.js';
@@ -15,6 +16,7 @@ import { internLabels } from '../model/intern.js';
 import { parseKubectlYaml } from './fastYaml.js';
 import type {
   ClusterSnapshot,
+  CsiNodeInfo,
   NamespaceInfo,
   NodeInfo,
   PdbInfo,
@@ -24,9 +26,10 @@ import type {
   PriorityClassInfo,
   StorageClassInfo,
 } from '../model/types.js';
-import { withVolumeTopology } from '../model/volumes.js';
+import { withCsiNodeLimits, withVolumeTopology } from '../model/volumes.js';
 import {
   ConversionCache,
+  convertCsiNode,
   convertNamespace,
   convertNode,
   convertPdb,
@@ -364,6 +367,7 @@ const USED_KINDS = new Set([
   'PersistentVolume',
   'PersistentVolumeClaim',
   'StorageClass',
+  'CSINode',
 ]);
 
 function ignoredWarning(file: string, counts: ReadonlyMap<string, number>): string | undefined {
@@ -442,7 +446,10 @@ export function snapshotFromObjects(
 
   const priorityClasses = convertAll<PriorityClassInfo>(of('PriorityClass'), file, convertPriorityClass);
   const resolve = makePriorityResolver(priorityClasses);
-  const nodes = convertAll<NodeInfo>(of('Node'), file, convertNode);
+  const nodes = withCsiNodeLimits(
+    convertAll<NodeInfo>(of('Node'), file, convertNode),
+    convertAll<CsiNodeInfo>(of('CSINode'), file, convertCsiNode),
+  );
   // One cache for the load: its pods share what their replicas repeat.
   const conversions = new ConversionCache();
   const converted = convertAll<PodInfo>(of('Pod'), file, (raw) => convertPod(raw, conversions, resolve));

@@ -17,7 +17,7 @@ export function snapshotWarnings(snapshot: ClusterSnapshot, file: string): strin
       undefined,
       `holds ${pods.length} Pod${pods.length === 1 ? '' : 's'} but no Node: nothing can be planned without the ` +
         'nodes (save the cluster with `kubectl get nodes,pods,pdb,priorityclasses,namespaces,rebalancepolicies,' +
-        'pv,pvc,storageclasses -A -o yaml`)',
+        'pv,pvc,storageclasses,csinodes -A -o yaml`)',
     );
   }
   const warnings: string[] = [];

@@ -303,6 +303,13 @@ export function builtinResources(): ResourceDef[] {
       shortNames: ['sc'],
     }),
     defineResource({
+      group: 'storage.k8s.io',
+      version: 'v1',
+      resource: 'csinodes',
+      kind: 'CSINode',
+      namespaced: false,
+    }),
+    defineResource({
       group: 'scheduling.k8s.io',
       version: 'v1',
       resource: 'priorityclasses',

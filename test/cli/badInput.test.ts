@@ -184,6 +184,46 @@ describe('bad input exits 2 with one paragraph, in a real process within 5 s and
   });
 });
 
+describe('--scheduler-config: a bad KubeSchedulerConfiguration exits 2 naming the file and the field', () => {
+  const MOST_ALLOCATED = [
+    'apiVersion: kubescheduler.config.k8s.io/v1',
+    'kind: KubeSchedulerConfiguration',
+    'profiles:',
+    '- pluginConfig:',
+    '  - name: NodeResourcesFit',
+    '    args:',
+    '      scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 101}]}',
+    '',
+  ].join('\n');
+
+  it.each([['plan'], ['simulate'], ['run']])('%s', (command) => {
+    const path = file('scheduler.yaml', MOST_ALLOCATED);
+    const snapshot = command === 'run' ? [] : ['--snapshot', join(ROOT, 'examples/zone-skew.yaml')];
+    const r = runCli(command, ...snapshot, '--scheduler-config', path);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(2);
+    oneParagraph(r.stderr, path);
+    expect(r.stderr).toContain(
+      `${path}: KubeSchedulerConfiguration: profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: ` +
+        'must be between 1 and 100 (got 101)',
+    );
+  });
+
+  it('a valid file is read (plan exits 0)', () => {
+    const path = file('scheduler-ok.yaml', MOST_ALLOCATED.replace('weight: 101', 'weight: 1'));
+    const r = runCli('plan', '--snapshot', join(ROOT, 'examples/zone-skew.yaml'), '--scheduler-config', path);
+    expect(r.code).toBe(0);
+  });
+
+  it('a missing file names it', () => {
+    const path = join(dir, 'no-such-scheduler.yaml');
+    const r = runCli('plan', '--snapshot', join(ROOT, 'examples/zone-skew.yaml'), '--scheduler-config', path);
+    expect(r.code).toBe(2);
+    oneParagraph(r.stderr, path);
+    expect(r.stderr).toContain('cannot read file: no such file');
+  });
+});
+
 // ---- the property ---------------------------------------------------------------------------------------------
 
 const SNAPSHOT = parseYaml(readFileSync(join(ROOT, 'examples/zone-skew.yaml'), 'utf8')) as { items: unknown[] };

@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
 import { requireAssets } from './assets.js';
 import { createPki, issueClientCert, writeKubeconfig, type Pki } from './pki.js';
 import { ManagedProcess, startWatchdog } from './processes.js';
@@ -25,6 +26,12 @@ export interface ControlPlaneOptions {
   readonly controllerManager?: boolean;
   /** Start kube-scheduler (default true). */
   readonly scheduler?: boolean;
+  /**
+   * A KubeSchedulerConfiguration file kube-scheduler runs with (`--config`), as a cluster's would: its profiles as
+   * written, with the harness's connection settings (clientConnection, leaderElection) put in a copy, since
+   * kube-scheduler ignores those flags once it has a --config.
+   */
+  readonly schedulerConfig?: string;
   /** Extra kube-apiserver flags. */
   readonly apiServerArgs?: readonly string[];
 }
@@ -75,6 +82,8 @@ export interface ControlPlane {
   restartApiServer(): Promise<void>;
   /** SIGTERM to etcd, then started again on the same data; resolves once the API server is ready again. */
   restartEtcd(): Promise<void>;
+  /** SIGTERM to kube-scheduler, then started again, with `config` as its --config (see schedulerConfig) or none. */
+  restartScheduler(config?: string): Promise<void>;
   /** Pids of the running control-plane processes. */
   pids(): number[];
   /** Stops every process by its pid and removes the folder. Safe to call twice. */
@@ -236,25 +245,38 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         }),
       );
     }
-    if (opts.scheduler ?? true) {
-      const kubeconfig = componentKubeconfig('kube-scheduler');
+    const schedulerKubeconfig = (opts.scheduler ?? true) ? componentKubeconfig('kube-scheduler') : '';
+    let schedulerConfigs = 0;
+    const startScheduler = (config: string | undefined): void => {
+      const connection = { kubeconfig: schedulerKubeconfig, qps: 500, burst: 1000 };
+      let settings: string[];
+      if (config === undefined) {
+        settings = [
+          `--kubeconfig=${schedulerKubeconfig}`,
+          '--leader-elect=false',
+          `--kube-api-qps=${connection.qps}`,
+          `--kube-api-burst=${connection.burst}`,
+        ];
+      } else {
+        const file = parseYaml(readFileSync(config, 'utf8')) as Record<string, unknown>;
+        const copy = join(dir, `kube-scheduler-config-${++schedulerConfigs}.yaml`);
+        writeFileSync(
+          copy,
+          JSON.stringify({ ...file, clientConnection: connection, leaderElection: { leaderElect: false } }),
+        );
+        settings = [`--config=${copy}`];
+      }
       procs.set(
         'kube-scheduler',
         new ManagedProcess({
           name: 'kube-scheduler',
           command: assets.binary('kube-scheduler'),
-          args: [
-            `--kubeconfig=${kubeconfig}`,
-            '--leader-elect=false',
-            '--bind-address=127.0.0.1',
-            '--secure-port=0',
-            '--kube-api-qps=500',
-            '--kube-api-burst=1000',
-          ],
+          args: [...settings, '--bind-address=127.0.0.1', '--secure-port=0'],
           dir,
         }),
       );
-    }
+    };
+    if (opts.scheduler ?? true) startScheduler(opts.schedulerConfig);
 
     const plane: ControlPlane = {
       dir,
@@ -317,6 +339,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         await until('kube-apiserver /readyz after etcd restart', api, 60_000, async () => {
           return (await adminFetch(`${server}/readyz`)) === 'ok';
         });
+      },
+      async restartScheduler(config) {
+        await procs.get('kube-scheduler')?.stop({ graceMs: 5_000 });
+        startScheduler(config);
       },
       pids() {
         return [...procs.values()].filter((p) => p.running).map((p) => p.pid);

@@ -53,6 +53,7 @@ const METHODS: Readonly<Record<string, Access>> = {
   listPersistentVolume: { verb: 'list', group: '', resource: 'persistentvolumes' },
   listPersistentVolumeClaimForAllNamespaces: { verb: 'list', group: '', resource: 'persistentvolumeclaims' },
   listStorageClass: { verb: 'list', group: 'storage.k8s.io', resource: 'storageclasses' },
+  listCSINode: { verb: 'list', group: 'storage.k8s.io', resource: 'csinodes' },
   listClusterCustomObject: { verb: 'list', group: 'rebalancer.dev', resource: 'rebalancepolicies' },
   createNamespacedPodEviction: { verb: 'create', group: '', resource: 'pods/eviction' },
   createNamespacedEvent: { verb: 'create', group: '', resource: 'events' },
@@ -89,6 +90,7 @@ const WATCHES: Readonly<Record<string, Access>> = {
   '/api/v1/persistentvolumes': { verb: 'watch', group: '', resource: 'persistentvolumes' },
   '/api/v1/persistentvolumeclaims': { verb: 'watch', group: '', resource: 'persistentvolumeclaims' },
   '/apis/storage.k8s.io/v1/storageclasses': { verb: 'watch', group: 'storage.k8s.io', resource: 'storageclasses' },
+  '/apis/storage.k8s.io/v1/csinodes': { verb: 'watch', group: 'storage.k8s.io', resource: 'csinodes' },
   '/apis/${POLICY_GROUP}/${POLICY_VERSION}/${POLICY_PLURAL}': {
     verb: 'watch',
     group: 'rebalancer.dev',

@@ -55,6 +55,7 @@ const SAVED_KINDS: ReadonlyArray<readonly [string, string, string]> = [
   ['v1', 'PersistentVolume', '/api/v1/persistentvolumes'],
   ['v1', 'PersistentVolumeClaim', '/api/v1/persistentvolumeclaims'],
   ['storage.k8s.io/v1', 'StorageClass', '/apis/storage.k8s.io/v1/storageclasses'],
+  ['storage.k8s.io/v1', 'CSINode', '/apis/storage.k8s.io/v1/csinodes'],
   ['rebalancer.dev/v1alpha1', 'RebalancePolicy', '/apis/rebalancer.dev/v1alpha1/rebalancepolicies'],
 ];
 

@@ -150,7 +150,9 @@ describe.skipIf(!controlPlaneAvailable())('volume topology on a real control pla
     expect(evicted.every(isDryRun)).toBe(true);
     const denied = forbidden(c.cp).map((e) => e.objectRef?.resource);
     expect(
-      denied.filter((r) => r === 'persistentvolumes' || r === 'persistentvolumeclaims' || r === 'storageclasses'),
+      denied.filter((r) =>
+        ['persistentvolumes', 'persistentvolumeclaims', 'storageclasses', 'csinodes'].includes(r ?? ''),
+      ),
     ).toEqual([]);
   }, 120_000);
 });

@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { METRIC_DEFINITIONS, METRIC_LABELS } from '../../src/metrics/names.js';
+import { DEFAULT_PROFILE } from '../../src/scheduling/profile.js';
+import { parseSchedulerConfig } from '../../src/scheduling/schedulerConfig.js';
 
 /** Parsed YAML or JSON (what `JSON.parse` returns): read freely here, the assertions check its shape. */
 type Parsed = ReturnType<typeof JSON.parse>;
@@ -286,7 +288,8 @@ describe('manifests: files', () => {
     for (const object of objects) {
       expect(typeof object.apiVersion).toBe('string');
       expect(typeof object.kind).toBe('string');
-      if (object.kind !== 'Kustomization' && object.kind !== 'Component')
+      // Kustomize files and a component's KubeSchedulerConfiguration (a file for a ConfigMap) are not API objects.
+      if (!['Kustomization', 'Component', 'KubeSchedulerConfiguration'].includes(object.kind))
         expect(object.metadata?.name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
     }
   });
@@ -548,6 +551,7 @@ describe('manifests: RBAC', () => {
       ),
       ...['list', 'watch'].map((v) => `policy/poddisruptionbudgets:${v}`),
       ...['list', 'watch'].map((v) => `storage.k8s.io/storageclasses:${v}`),
+      ...['list', 'watch'].map((v) => `storage.k8s.io/csinodes:${v}`),
       ...['list', 'watch'].map((v) => `scheduling.k8s.io/priorityclasses:${v}`),
       ...['list', 'watch'].map((v) => `rebalancer.dev/rebalancepolicies:${v}`),
       '/pods/eviction:create',
@@ -902,5 +906,73 @@ describe('Dockerfile', () => {
         ).toBe(true);
       }
     }
+  });
+});
+
+describe('manifests: scheduler-config component (--scheduler-config from a ConfigMap)', () => {
+  const COMPONENT = join(MANIFESTS, 'components/scheduler-config');
+  const component = parseDocuments(join(COMPONENT, 'kustomization.yaml'))[0];
+  const MOUNT = '/etc/kube-rebalancer/scheduler';
+  const ARG = `--scheduler-config=${MOUNT}/config.yaml`;
+
+  it('is a Component generating the ConfigMap from a file kube-rebalancer reads as v1.26 defaults', () => {
+    expect(component).toMatchObject({ apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component' });
+    expect(component.configMapGenerator).toEqual([
+      expect.objectContaining({
+        name: 'kube-rebalancer-scheduler-config',
+        namespace: NAMESPACE,
+        files: ['config.yaml=scheduler-config.yaml'],
+      }),
+    ]);
+    const result = parseSchedulerConfig(read('manifests/components/scheduler-config/scheduler-config.yaml'), 'f');
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    // The example changes nothing until it is edited: it is the defaults, written out.
+    expect({ ...result.profile, source: DEFAULT_PROFILE.source }).toEqual(DEFAULT_PROFILE);
+  });
+
+  /** `kubectl kustomize` of an overlay with the main install and these components. */
+  function build(components: readonly string[]): Parsed[] {
+    const dir = mkdtempSync(join(tmpdir(), 'kustomize-'));
+    try {
+      const to = (path: string): string => relative(dir, path);
+      const list = components.map((c) => `  - ${to(join(MANIFESTS, 'components', c))}\n`).join('');
+      writeFileSync(join(dir, 'kustomization.yaml'), `resources:\n  - ${to(MANIFESTS)}\ncomponents:\n${list}`);
+      const output = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+      return parseAllDocuments(output).map((document) => document.toJS());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The pod spec's container args and the ConfigMap its scheduler-config volume mounts there. */
+  function wiring(podSpec: Parsed): { args: string[]; configMap: string | undefined } {
+    const container = podSpec.containers[0];
+    const mount = (container.volumeMounts as Parsed[]).find((m) => m.mountPath === MOUNT);
+    const volume = (podSpec.volumes as Parsed[]).find((v) => v.name === mount?.name);
+    expect(mount?.readOnly).toBe(true);
+    return { args: container.args, configMap: volume?.configMap?.name };
+  }
+
+  it.skipIf(!kubectlAvailable())('mounts the ConfigMap into the Deployment and passes --scheduler-config', () => {
+    const objects = build(['scheduler-config']);
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('kube-rebalancer-sch'));
+    expect(configMap.metadata.namespace).toBe(NAMESPACE);
+    expect(parseSchedulerConfig(configMap.data['config.yaml'], 'cm').ok).toBe(true);
+    const deployment = objects.find((o) => o.kind === 'Deployment');
+    const { args, configMap: mounted } = wiring(deployment.spec.template.spec);
+    expect(args).toEqual([...installedObject('Deployment').spec.template.spec.containers[0].args, ARG]);
+    expect(mounted).toBe(configMap.metadata.name);
+    expect(restrictedViolations(deployment.spec.template.spec)).toEqual([]);
+  });
+
+  it.skipIf(!kubectlAvailable())('does the same to the CronJob when listed after the cronjob component', () => {
+    const objects = build(['cronjob', 'scheduler-config']);
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('kube-rebalancer-sch'));
+    const cronJob = objects.find((o) => o.kind === 'CronJob');
+    const { args, configMap: mounted } = wiring(cronJob.spec.jobTemplate.spec.template.spec);
+    expect(args).toEqual(['run', '--once', '--namespace', '$(POD_NAMESPACE)', ARG]);
+    expect(mounted).toBe(configMap.metadata.name);
+    expect(objects.some((o) => o.kind === 'Deployment')).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 // Feeding builder objects into a ClusterCache the way the informers do (convert on arrival, then upsert).
 import { ClusterCache } from '../../src/operator/clusterCache.js';
 import {
+  convertCsiNode,
   convertNamespace,
   convertNode,
   convertPersistentVolume,
@@ -58,6 +59,9 @@ export function apply(cache: ClusterCache, objects: readonly Buildable[]): void 
         break;
       case 'StorageClass':
         cache.storageClassHandlers.upsert(cached(o, convertStorageClass(o)));
+        break;
+      case 'CSINode':
+        cache.csiNodeHandlers.upsert(cached(o, convertCsiNode(o)));
         break;
       case 'RebalancePolicy':
         cache.policyHandlers.upsert(cached(o, cache.convertPolicy(o)));

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ClusterCache, pdbWaitKey, workloadWaitKey } from '../../src/operator/clusterCache.js';
 import {
+  makeCsiNode,
   makeNode,
   makePdb,
   makePersistentVolume,
@@ -34,6 +35,22 @@ describe('cluster cache', () => {
     expect(topology()).toEqual(['PersistentVolume pv-1: topology.kubernetes.io/zone=zone-a']);
     cache.persistentVolumeHandlers.remove({ metadata: { name: 'pv-1' }, value: undefined });
     expect(topology()).toEqual([]);
+  });
+
+  it('joins CSINode attach limits to their nodes per snapshot, whichever arrives first', () => {
+    const cache = newCache(new ManualClock(), [makeCsiNode('n2', { 'ebs.csi.example': 1 }), makeNode('n1')]);
+    const limits = () => cache.snapshot().nodes.map((n) => [n.name, n.csiVolumeLimits]);
+    expect(limits()).toEqual([['n1', undefined]]);
+    apply(cache, [makeNode('n2')]);
+    expect(limits()).toEqual([
+      ['n1', undefined],
+      ['n2', { 'ebs.csi.example': 1 }],
+    ]);
+    cache.csiNodeHandlers.remove({ metadata: { name: 'n2' }, value: undefined });
+    expect(limits()).toEqual([
+      ['n1', undefined],
+      ['n2', undefined],
+    ]);
   });
 
   it('gives a budget the allowance the Eviction API would: 0 while its status is missing or stale, minus debits', () => {

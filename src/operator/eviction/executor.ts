@@ -45,6 +45,7 @@ import { planCycle, type Move, type PlanOutcome } from '../../planner/plan.js';
 import type { RebalancePlan } from '../../planner/types.js';
 import type { Policy } from '../../policy/types.js';
 import { STRATEGIES } from '../../strategies/registry.js';
+import type { SchedulerProfile } from '../../scheduling/profile.js';
 import { waitForBudget } from './budgetWait.js';
 import type { Clock } from '../../clock.js';
 import { pdbWaitKey, workloadWaitKey, type ClusterCache } from '../clusterCache.js';
@@ -73,6 +74,8 @@ export interface RunDeps {
   readonly retry: RetryOptions;
   /** Least time between two plans of one run while lanes are still active (default 1 s). */
   readonly minReplanIntervalMs: number;
+  /** `run --scheduler-config`: the scheduler configuration replacements are predicted by. */
+  readonly schedulerProfile?: SchedulerProfile;
 }
 
 export interface RunOptions {
@@ -191,7 +194,11 @@ export class PolicyRun {
       this.lanes.workloads(),
       this.deps.inFlight.saturated(this.opts.policy.spec.eviction.maxPerWorkload),
     );
-    const { plan, moves } = planCycle(snapshot, this.policyForPlan(), { heldWorkloads: held, domainCounts: false });
+    const { plan, moves } = planCycle(snapshot, this.policyForPlan(), {
+      heldWorkloads: held,
+      domainCounts: false,
+      schedulerProfile: this.deps.schedulerProfile,
+    });
     return { plan, moves };
   }
 

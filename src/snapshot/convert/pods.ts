@@ -19,6 +19,7 @@ import {
   root,
   timestampMs,
 } from './fields.js';
+import { hostPortsOf } from './hostPorts.js';
 import { controllerOwner, workloadOf } from './owners.js';
 import { evictAnnotationOf, protectedByOf, volumeFlags } from './podFlags.js';
 import { podStatusSummary } from './podStatus.js';
@@ -87,6 +88,7 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     claims,
     // Resolved once the snapshot's volumes are known (withVolumeTopology).
     volumeTopology: EMPTY,
+    hostPorts: hostPortsOf(spec),
     evictAnnotation,
     protectedBy: protectedByOf(annotations, evictAnnotation),
     restarts: health.restarts,

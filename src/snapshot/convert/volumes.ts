@@ -17,7 +17,16 @@ export function convertPersistentVolume(raw: unknown): PersistentVolumeInfo {
   let nodeAffinity: PersistentVolumeInfo['nodeAffinity'];
   if (required !== undefined) nodeAffinity = requiredTerms(required, 'spec.nodeAffinity.required');
   const storageClassName = getString(spec, 'storageClassName', 'spec') || undefined;
-  return { name: intern(name), storageClassName: storageClassName && intern(storageClassName), nodeAffinity };
+  const info: PersistentVolumeInfo = {
+    name: intern(name),
+    storageClassName: storageClassName && intern(storageClassName),
+    nodeAffinity,
+  };
+  const csi = getObj(spec, 'csi', 'spec');
+  if (csi === undefined) return info;
+  const driver = requireString(csi, 'driver', 'spec.csi');
+  const handle = requireString(csi, 'volumeHandle', 'spec.csi');
+  return { ...info, csi: { driver: intern(driver), handle } };
 }
 
 export function convertPersistentVolumeClaim(raw: unknown): PersistentVolumeClaimInfo {
@@ -28,11 +37,17 @@ export function convertPersistentVolumeClaim(raw: unknown): PersistentVolumeClai
   const spec = getObj(o, 'spec', '');
   const volumeName = getString(spec, 'volumeName', 'spec') || undefined;
   const storageClassName = getString(spec, 'storageClassName', 'spec') || undefined;
+  const accessModes = getList(spec, 'accessModes', 'spec') ?? [];
+  accessModes.forEach((mode, i) => {
+    if (typeof mode !== 'string')
+      throw new FieldError(`spec.accessModes[${i}]`, `must be a string (got ${typeName(mode)})`);
+  });
   return {
     namespace,
     name: intern(name),
     volumeName: volumeName && intern(volumeName),
     storageClassName: storageClassName && intern(storageClassName),
+    readWriteOncePod: accessModes.includes('ReadWriteOncePod'),
   };
 }
 
@@ -64,5 +79,6 @@ export function convertStorageClass(raw: unknown): StorageClassInfo {
     });
     allowedTopologies = termsOf(asTerms, 'allowedTopologies');
   }
-  return { name: intern(name), volumeBindingMode, allowedTopologies };
+  const provisioner = getString(o, 'provisioner', '') || undefined;
+  return { name: intern(name), provisioner: provisioner && intern(provisioner), volumeBindingMode, allowedTopologies };
 }
