@@ -7,7 +7,7 @@ import type { PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
 import type { ClusterState } from '../scheduling/clusterState.js';
 import type { Move } from './plan.js';
-import type { RebalancePlan, SkippedPod, Strategy, TopologyReport, Violation } from './types.js';
+import type { NodeReport, RebalancePlan, SkippedPod, Strategy, TopologyReport, Violation } from './types.js';
 
 export interface PlanReportInput {
   readonly policy: Policy;
@@ -16,6 +16,8 @@ export interface PlanReportInput {
   readonly moves: readonly Move[];
   readonly skipped: ReadonlyArray<{ pod: PodInfo; strategy: Strategy; reason: string }>;
   readonly unrepairable: ReadonlyMap<string, string>;
+  /** Every node's utilization class, when a utilization strategy is enabled. */
+  readonly nodes?: readonly NodeReport[];
 }
 
 function sortedRecord(map: ReadonlyMap<string, number>): Record<string, number> {
@@ -98,6 +100,7 @@ export function buildPlanReport(input: PlanReportInput): RebalancePlan {
     skipped,
     topology,
     violations,
+    ...(input.nodes !== undefined && input.nodes.length > 0 ? { nodes: input.nodes } : {}),
     summary: {
       nodes: analysis.snapshot.nodes.length,
       pods: analysis.snapshot.pods.length,

@@ -3,15 +3,27 @@
 // descheduler's plugins through it, and the CRD test holds the CRD's spec.strategies to it. Strategies are listed
 // here explicitly, never registered by importing their modules; a caller may build another registry (a test's
 // extra strategy) with createRegistry and pass it in.
+import { highNodeUtilization } from './highNodeUtilization/strategy.js';
+import { lowNodeUtilization } from './lowNodeUtilization/strategy.js';
 import { nodeAffinity } from './nodeAffinity/strategy.js';
 import { nodeTaints } from './nodeTaints/strategy.js';
 import { podAffinity } from './podAffinity/strategy.js';
 import { podAntiAffinity } from './podAntiAffinity/strategy.js';
+import { removeDuplicates } from './removeDuplicates/strategy.js';
 import { topologySpread } from './topologySpread/strategy.js';
-import type { AnyStrategy, PolicySection, RuleStrategy, SkewStrategy, StrategyConfig } from './types.js';
+import type { AnyStrategy, LoadStrategy, PolicySection, RuleStrategy, SkewStrategy, StrategyConfig } from './types.js';
 
 /** The built-in strategies, in DESIGN.md's order: the order of spec.strategies, the CRD and the metrics. */
-export const BUILTIN_STRATEGIES = [topologySpread, podAntiAffinity, podAffinity, nodeAffinity, nodeTaints] as const;
+export const BUILTIN_STRATEGIES = [
+  topologySpread,
+  podAntiAffinity,
+  podAffinity,
+  nodeAffinity,
+  nodeTaints,
+  lowNodeUtilization,
+  highNodeUtilization,
+  removeDuplicates,
+] as const;
 
 type Builtin = (typeof BUILTIN_STRATEGIES)[number];
 
@@ -28,6 +40,8 @@ export interface StrategyRegistry {
   readonly rules: readonly RuleStrategy[];
   /** The strategies acting on the skew of spread groups. */
   readonly skew: readonly SkewStrategy[];
+  /** The strategies balancing node load (utilization, duplicates), in the order they plan. */
+  readonly load: readonly LoadStrategy[];
   /** Every strategy's name: the values of the metrics' `strategy` label. */
   readonly names: readonly string[];
   byName(name: string): AnyStrategy | undefined;
@@ -58,6 +72,7 @@ function createRegistry(strategies: readonly AnyStrategy[]): StrategyRegistry {
     all: strategies,
     rules,
     skew: strategies.filter((s): s is SkewStrategy => s.kind === 'skew'),
+    load: strategies.filter((s): s is LoadStrategy => s.kind === 'load'),
     names: strategies.map((s) => s.name),
     byName: (name) => byName.get(name),
     byDeschedulerPlugin: (plugin) => byPlugin.get(plugin),

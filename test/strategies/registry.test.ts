@@ -110,6 +110,9 @@ describe('the registry', () => {
       'PodAffinity',
       'NodeAffinity',
       'NodeTaints',
+      'LowNodeUtilization',
+      'HighNodeUtilization',
+      'RemoveDuplicates',
     ]);
     expect(BUILTIN_STRATEGIES.map((s) => s.key)).toEqual([
       'topologySpread',
@@ -117,6 +120,9 @@ describe('the registry', () => {
       'podAffinity',
       'nodeAffinity',
       'nodeTaints',
+      'lowNodeUtilization',
+      'highNodeUtilization',
+      'removeDuplicates',
     ]);
   });
 

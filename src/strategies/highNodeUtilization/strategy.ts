@@ -1,0 +1,96 @@
+// HighNodeUtilization: bin-packing for an autoscaler. Nodes at or below every threshold are underutilized; each is
+// emptied, least utilized first (the order that frees the most nodes for the evictions a cycle allows), only if
+// every pod on it that is not a DaemonSet or mirror pod can move and lands, on every node the scheduler might choose,
+// on a node that is not being emptied. A half-emptied node saves nothing, so a node that cannot be emptied keeps all
+// its pods. When every node is underutilized (where the descheduler does nothing), the most utilized one is kept as
+// the destination.
+import type { NodeInfo, PodInfo } from '../../model/types.js';
+import type { LoadStrategy, NodeClass, NodeClassification } from '../types.js';
+import {
+  atOrBelow,
+  classifiedNodes,
+  convertUsage,
+  copyThresholds,
+  percentText,
+  resourcesOf,
+  utilizationOf,
+} from '../utilization.js';
+import { highNodeUtilizationSection, type HighNodeUtilizationConfig } from './policy.js';
+
+const NAME = 'HighNodeUtilization';
+
+/** Pods an emptied node may keep: an autoscaler removes a node that runs only these. */
+function staysOnNode(pod: PodInfo): boolean {
+  return pod.daemonSet || pod.mirror;
+}
+
+export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highNodeUtilization'> = {
+  kind: 'load',
+  name: NAME,
+  key: 'highNodeUtilization',
+  policy: highNodeUtilizationSection,
+
+  plan(ctx, config): NodeClassification {
+    const resources = resourcesOf(config.thresholds);
+    const nodes = classifiedNodes(ctx);
+    const usage = new Map(nodes.map((n) => [n, utilizationOf(n, ctx.requested(n), resources)]));
+    const classes = new Map<string, NodeClass>();
+    for (const n of nodes) {
+      classes.set(n.name, !n.unschedulable && atOrBelow(usage.get(n)!, config.thresholds) ? 'under' : 'appropriate');
+    }
+    const result: NodeClassification = { strategy: NAME, resources, classes };
+    const sum = (n: NodeInfo): number => resources.reduce((s, r) => s + (usage.get(n)![r] ?? 0), 0);
+    const byLoad = (a: NodeInfo, b: NodeInfo): number =>
+      sum(a) - sum(b) || ctx.podsOn(a).length - ctx.podsOn(b).length || (a.name < b.name ? -1 : 1);
+    const under = nodes.filter((n) => classes.get(n.name) === 'under').sort(byLoad);
+    if (under.length === 0 || under.length <= config.numberOfNodes) return result;
+    // Every node takes part as a destination unless it is being emptied; with no other schedulable node, the most
+    // utilized underutilized one is the destination.
+    if (!nodes.some((n) => !n.unschedulable && classes.get(n.name) !== 'under')) under.pop();
+    const emptied = new Set(under.map((n) => n.name));
+    for (const node of under) {
+      if (ctx.cycleFull) break;
+      const pods = ctx
+        .podsOn(node)
+        .filter((p) => !staysOnNode(p))
+        .sort((a, b) => ctx.compare(a, b));
+      if (pods.length === 0) continue;
+      const u = usage.get(node)!;
+      const reason = `node ${node.name} is underutilized (${resources
+        .map((r) => `${r} ${percentText(u[r] ?? 0)} ≤ ${config.thresholds[r]}%`)
+        .join(', ')}) and is being emptied`;
+      const lands = (targets: readonly NodeInfo[]): string | undefined => {
+        const t = targets.find((n) => emptied.has(n.name));
+        return t === undefined
+          ? undefined
+          : `its replacement would land on ${t.name}, another underutilized node being emptied`;
+      };
+      const mark = ctx.mark();
+      for (const pod of pods) {
+        const result = ctx.move(pod, reason, lands);
+        if (typeof result !== 'string') continue;
+        ctx.undo(
+          mark,
+          `node ${node.name} cannot be emptied: ${pod.namespace}/${pod.name} cannot move (${result}); a half-emptied node saves nothing`,
+        );
+        ctx.skip(pod, result);
+        break;
+      }
+    }
+    return result;
+  },
+
+  descheduler: {
+    plugin: NAME,
+    convertArgs(args, section, notes) {
+      copyThresholds(args, section, 'thresholds');
+      if (typeof args['numberOfNodes'] === 'number') section['numberOfNodes'] = args['numberOfNodes'];
+      convertUsage(args, section, notes, NAME);
+      if (args['evictionModes'] !== undefined) {
+        notes.push(
+          `${NAME}.evictionModes: kube-rebalancer empties a node only when all its pods can move, whatever their requests`,
+        );
+      }
+    },
+  },
+};
