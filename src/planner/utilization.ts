@@ -117,9 +117,6 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
         const from = planner.state.nodeOf(pod);
         if (from === undefined) return 'pod is already planned for eviction';
         const judge = (targets: readonly NodeInfo[]): string | undefined => {
-          for (const t of targets) {
-            if (t === from) return `its replacement could land back on ${t.name}`;
-          }
           const own = lands(targets);
           if (own !== undefined) return own;
           for (const t of targets) {

@@ -71,6 +71,40 @@ describe('convert --descheduler-policy', () => {
     ['v1alpha1.yaml', 0, 'eviction.evictPodsWithPVC', true],
     ['v1alpha1.yaml', 0, 'strategies.nodeAffinity.enabled', false],
     ['v1alpha1.yaml', 0, 'strategies.topologySpread.includeSoftConstraints', true],
+    // The utilization and duplicates plugins, one to one, in both versions (v1alpha1 nests them under params).
+    [
+      'v1alpha2-full.yaml',
+      0,
+      'strategies.lowNodeUtilization',
+      {
+        enabled: true,
+        thresholds: { cpu: 20, memory: 20, pods: 20 },
+        targetThresholds: { cpu: 50, memory: 50, pods: 50 },
+      },
+    ],
+    [
+      'v1alpha1.yaml',
+      0,
+      'strategies.lowNodeUtilization',
+      {
+        enabled: true,
+        thresholds: { cpu: 20, memory: 20, pods: 20 },
+        targetThresholds: { cpu: 50, memory: 50, pods: 50 },
+      },
+    ],
+    ['v1alpha1.yaml', 0, 'strategies.removeDuplicates', { enabled: true, excludeOwnerKinds: [] }],
+    [
+      'v1alpha2-not-carried.yaml',
+      0,
+      'strategies.removeDuplicates',
+      { enabled: true, excludeOwnerKinds: ['ReplicaSet'] },
+    ],
+    [
+      'v1alpha2-not-carried.yaml',
+      0,
+      'strategies.highNodeUtilization',
+      { enabled: true, thresholds: { cpu: 20, memory: 20, pods: 20 } },
+    ],
   ])('%s [%i]: spec.%s', async (file, index, path, value) => {
     const spec = documents((await convert(file)).out)[index]!.raw['spec'];
     let node: unknown = spec;
@@ -82,39 +116,11 @@ describe('convert --descheduler-policy', () => {
     [
       'v1alpha2-full.yaml',
       0,
-      [
-        'PodLifeTime',
-        'LowNodeUtilization',
-        'evictSystemCriticalPods',
-        'evictFailedBarePods',
-        'nodeSelector',
-        'schedule',
-      ],
+      ['PodLifeTime', 'evictSystemCriticalPods', 'evictFailedBarePods', 'nodeSelector', 'schedule'],
     ],
-    [
-      'v1alpha2-not-carried.yaml',
-      0,
-      [
-        'RemoveDuplicates',
-        'RemovePodsHavingTooManyRestarts',
-        'RemoveFailedPods',
-        'HighNodeUtilization',
-        'nothing in this profile carries over',
-      ],
-    ],
+    ['v1alpha2-not-carried.yaml', 0, ['RemovePodsHavingTooManyRestarts', 'RemoveFailedPods']],
     ['v1alpha2-not-carried.yaml', 1, ['priorityThreshold.name']],
-    [
-      'v1alpha1.yaml',
-      0,
-      [
-        'RemoveDuplicates',
-        'LowNodeUtilization',
-        'PodLifeTime',
-        'RemovePodsHavingTooManyRestarts',
-        'RemoveFailedPods',
-        'nodeSelector',
-      ],
-    ],
+    ['v1alpha1.yaml', 0, ['PodLifeTime', 'RemovePodsHavingTooManyRestarts', 'RemoveFailedPods', 'nodeSelector']],
   ])('%s [%i]: what does not carry over is a comment with a reason', async (file, index, settings) => {
     const comments = documents((await convert(file)).out)[index]!.comments;
     for (const setting of settings) {
@@ -123,6 +129,26 @@ describe('convert --descheduler-policy', () => {
       // A reason, not just the name: "X: not carried over: because …".
       expect(line!.length, setting).toBeGreaterThan(setting.length + 40);
     }
+  });
+
+  it("the descheduler chart's default policy: LowNodeUtilization and RemoveDuplicates carry over, one to one", async () => {
+    const r = await convert('chart-default-v1alpha2.yaml');
+    expect(r.code).toBe(0);
+    const [doc] = documents(r.out);
+    const strategies = (doc!.raw['spec'] as { strategies: Record<string, unknown> }).strategies;
+    expect(strategies['lowNodeUtilization']).toEqual({
+      enabled: true,
+      thresholds: { cpu: 20, memory: 20, pods: 20 },
+      targetThresholds: { cpu: 50, memory: 50, pods: 50 },
+    });
+    expect(strategies['removeDuplicates']).toEqual({ enabled: true, excludeOwnerKinds: [] });
+    const notCarried = doc!.comments.filter((c) => c.includes('not carried over'));
+    for (const plugin of ['LowNodeUtilization', 'RemoveDuplicates', 'RemovePodsViolating']) {
+      expect(notCarried.filter((c) => c.startsWith(plugin))).toEqual([]);
+    }
+    expect(
+      parsePolicy(doc!.raw, { file: 'chart-default-v1alpha2.yaml' }).spec.strategies.lowNodeUtilization,
+    ).toBeDefined();
   });
 
   it('names the policies after the profiles (DNS-1123)', async () => {

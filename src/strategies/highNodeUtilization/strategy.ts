@@ -63,17 +63,16 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
         const t = targets.find((n) => emptied.has(n.name));
         return t === undefined
           ? undefined
-          : `its replacement would land on ${t.name}, another underutilized node being emptied`;
+          : `its replacement would land on ${t.name}, an underutilized node being emptied`;
       };
       const mark = ctx.mark();
-      for (const pod of pods) {
+      for (const [i, pod] of pods.entries()) {
         const result = ctx.move(pod, reason, lands);
         if (typeof result !== 'string') continue;
-        ctx.undo(
-          mark,
-          `node ${node.name} cannot be emptied: ${pod.namespace}/${pod.name} cannot move (${result}); a half-emptied node saves nothing`,
-        );
+        const why = `node ${node.name} cannot be emptied: ${pod.namespace}/${pod.name} cannot move (${result}); a half-emptied node saves nothing`;
+        ctx.undo(mark, why);
         ctx.skip(pod, result);
+        for (const other of pods.slice(i + 1)) ctx.skip(other, why);
         break;
       }
     }

@@ -91,7 +91,8 @@ class NodeRelief {
   }
 
   private need(node: NodeInfo): Map<string, number> {
-    return deficits(this.ctx.requested(node), absoluteLimits(node, this.high));
+    const limits = absoluteLimits(node, this.high);
+    return deficits(this.ctx.requested(node), limits);
   }
 
   private reason(node: NodeInfo): string {
@@ -111,6 +112,7 @@ class NodeRelief {
 
   /** Relieves one overutilized node: the fewest evictions that bring it to its targets, else as near as room allows. */
   relieve(node: NodeInfo): void {
+    this.refusals.clear();
     const need = this.need(node);
     if (need.size === 0) return;
     const candidates = this.ctx
@@ -118,10 +120,12 @@ class NodeRelief {
       .filter((p) => [...need.keys()].some((r) => podAmount(p.requests, r) > 0))
       .sort((a, b) => this.ctx.compare(a, b));
     const bound = lowerBound(candidates, need);
-    for (let k = bound; k <= Math.min(candidates.length, bound + SEARCH_SLACK) && this.budget > 0; k++) {
-      if (this.search(node, candidates, 0, k)) return;
+    let done = false;
+    for (let k = bound; k <= Math.min(candidates.length, bound + SEARCH_SLACK) && this.budget > 0 && !done; k++) {
+      done = this.search(node, candidates, 0, k);
     }
-    this.greedy(node, candidates);
+    if (!done) this.greedy(node, candidates);
+    for (const [pod, reason] of this.refusals) this.ctx.skip(pod, reason);
   }
 
   /**
@@ -211,9 +215,10 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
     const sum = (n: NodeInfo): number => resources.reduce((s, r) => s + (usage.get(n)![r] ?? 0), 0);
     // The most utilized node first, as the descheduler orders them: it needs the room most.
     const over = of('over').sort((a, b) => sum(b) - sum(a) || (a.name < b.name ? -1 : 1));
+    const relief = new NodeRelief(ctx, classes, high, resources);
     for (const node of over) {
       if (ctx.cycleFull) break;
-      new NodeRelief(ctx, classes, high, resources).relieve(node);
+      relief.relieve(node);
     }
     return result;
   },
