@@ -63,9 +63,36 @@ function lowerBound(pods: readonly PodInfo[], need: ReadonlyMap<string, number>)
   return bound;
 }
 
+/** A sequence of evictions that brings every overutilized node to its targets. */
+interface Found {
+  readonly moves: ReadonlyArray<{ readonly pod: PodInfo; readonly node: NodeInfo }>;
+  /** The highest priority it evicts. */
+  readonly priority: number;
+  /** How much it moves, as shares of its nodes' allocatable summed over resources. */
+  readonly moved: number;
+}
+
+function found(moves: ReadonlyArray<{ pod: PodInfo; node: NodeInfo }>): Found {
+  let moved = 0;
+  for (const { pod, node } of moves) {
+    for (const [r, amount] of Object.entries(pod.requests)) moved += amount / (node.allocatable[r] || 1);
+  }
+  return { moves: [...moves], priority: Math.max(...moves.map((m) => m.pod.priority)), moved };
+}
+
+/**
+ * Among sequences of one length: the one whose highest priority is lowest (the descheduler's order protects the
+ * higher ones), then the one that moves the least (what it does not move leaves room on the underutilized nodes),
+ * then the first in eviction order.
+ */
+function better(a: Found, b: Found): boolean {
+  if (a.priority !== b.priority) return a.priority < b.priority;
+  return a.moved < b.moved - 1e-9;
+}
+
 class NodeRelief {
   private budget = SEARCH_BUDGET;
-  /** The first refusal of each pod not moved, reported once the node is done. */
+  /** The first refusal of each pod not moved, reported once the nodes are done. */
   readonly refusals = new Map<PodInfo, string>();
 
   constructor(
@@ -110,53 +137,102 @@ class NodeRelief {
     return false;
   }
 
-  /** Relieves one overutilized node: the fewest evictions that bring it to its targets, else as near as room allows. */
-  relieve(node: NodeInfo): void {
-    this.refusals.clear();
-    const need = this.need(node);
-    if (need.size === 0) return;
-    const candidates = this.ctx
-      .podsOn(node)
-      .filter((p) => [...need.keys()].some((r) => podAmount(p.requests, r) > 0))
-      .sort((a, b) => this.ctx.compare(a, b));
-    const bound = lowerBound(candidates, need);
-    let done = false;
-    for (let k = bound; k <= Math.min(candidates.length, bound + SEARCH_SLACK) && this.budget > 0 && !done; k++) {
-      done = this.search(node, candidates, 0, k);
+  /**
+   * Relieves the overutilized nodes (most utilized first): the fewest evictions that bring all of them to their
+   * targets, searched over all of them together since they share the underutilized nodes' room; where that search
+   * finds nothing within its budget, node by node, the fewest for each, else as near as the room allows.
+   */
+  relieveAll(over: readonly NodeInfo[]): void {
+    const candidates = new Map(over.map((n) => [n, this.candidatesOf(n)]));
+    if (!this.exact(over, candidates)) {
+      for (const node of over) {
+        if (this.ctx.cycleFull) break;
+        if (!this.exact([node], candidates)) this.greedy(node, candidates.get(node)!);
+      }
     }
-    if (!done) this.greedy(node, candidates);
     for (const [pod, reason] of this.refusals) this.ctx.skip(pod, reason);
   }
 
-  /**
-   * Depth-first over sets of `left` more candidates, in eviction order (so among the smallest sets, the one of the
-   * lowest priorities is found first). Alike pods are tried once per level. True, with the moves kept, when a set
-   * brings the node to its targets.
-   */
-  private search(node: NodeInfo, candidates: readonly PodInfo[], start: number, left: number): boolean {
+  /** The pods of a node whose eviction lowers one of its overutilized resources, in eviction order. */
+  private candidatesOf(node: NodeInfo): PodInfo[] {
     const need = this.need(node);
-    if (need.size === 0) return true;
-    if (left === 0 || this.ctx.cycleFull) return false;
-    // Even the `left` largest remaining candidates could not cover a deficit: no set below here does.
-    for (const [r, d] of need) {
-      let max = 0;
-      for (let i = start; i < candidates.length; i++) max = Math.max(max, podAmount(candidates[i]!.requests, r));
-      if (max * left < d - 1e-9) return false;
+    return this.ctx
+      .podsOn(node)
+      .filter((p) => [...need.keys()].some((r) => podAmount(p.requests, r) > 0))
+      .sort((a, b) => this.ctx.compare(a, b));
+  }
+
+  /** The fewest moves that bring every one of `nodes` to its targets, planned; false (nothing planned) if none. */
+  private exact(nodes: readonly NodeInfo[], candidates: ReadonlyMap<NodeInfo, PodInfo[]>): boolean {
+    const bound = this.bound(nodes, candidates);
+    if (bound === 0) return true;
+    // Some node cannot reach its targets whatever moves: the greedy pass gets it as near as it can.
+    if (!Number.isFinite(bound)) return false;
+    let best: Found | undefined;
+    for (let k = bound; k <= bound + SEARCH_SLACK && this.budget > 0 && best === undefined; k++) {
+      best = this.search(nodes, candidates, k, []);
     }
+    if (best === undefined) return false;
+    // The moves of the best sequence were taken back while the search went on: make them again, in order.
+    const mark = this.ctx.mark();
+    for (const { pod, node } of best.moves) {
+      if (!this.tryMove(pod, node)) {
+        this.ctx.undo(mark);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Fewest moves still needed, each node alone (Infinity when some node's candidates cannot cover it). */
+  private bound(nodes: readonly NodeInfo[], candidates: ReadonlyMap<NodeInfo, PodInfo[]>): number {
+    let sum = 0;
+    for (const node of nodes) {
+      const need = this.need(node);
+      if (need.size > 0)
+        sum += lowerBound(
+          candidates.get(node)!.filter((p) => this.ctx.podsOn(node).includes(p)),
+          need,
+        );
+    }
+    return sum;
+  }
+
+  /**
+   * Depth-first over sequences of `left` more moves. The nodes are relieved in their order (the first one still
+   * above its targets next), and a node's candidates in eviction order; the order of a node's moves matters, since
+   * each replacement lands where the ones before it left room (a small pod first may still land on the emptiest
+   * node, where after a large one it would tie with a busier one). Each sequence that brings every node to its
+   * targets is compared with the best so far (see better()); the moves are taken back either way. Alike pods are
+   * tried once per level.
+   */
+  private search(
+    nodes: readonly NodeInfo[],
+    candidates: ReadonlyMap<NodeInfo, PodInfo[]>,
+    left: number,
+    chosen: Array<{ pod: PodInfo; node: NodeInfo }>,
+  ): Found | undefined {
+    const node = nodes.find((n) => this.need(n).size > 0);
+    if (node === undefined) return chosen.length === 0 ? undefined : found(chosen);
+    if (left === 0 || this.ctx.cycleFull || this.bound(nodes, candidates) > left) return undefined;
+    const need = this.need(node);
+    let best: Found | undefined;
     const tried = new Set<string>();
-    for (let i = start; i < candidates.length; i++) {
-      const pod = candidates[i]!;
+    for (const pod of candidates.get(node)!) {
       const key = likeKey(pod);
-      if (tried.has(key)) continue;
+      if (tried.has(key) || chosen.some((c) => c.pod === pod)) continue;
       if (![...need.keys()].some((r) => podAmount(pod.requests, r) > 0)) continue;
-      if (this.budget-- <= 0) return false;
+      if (this.budget-- <= 0) break;
       const mark = this.ctx.mark();
       if (!this.tryMove(pod, node)) continue;
       tried.add(key);
-      if (this.search(node, candidates, i + 1, left - 1)) return true;
+      chosen.push({ pod, node });
+      const sub = this.search(nodes, candidates, left - 1, chosen);
+      chosen.pop();
       this.ctx.undo(mark);
+      if (sub !== undefined && (best === undefined || better(sub, best))) best = sub;
     }
-    return false;
+    return best;
   }
 
   /** The pod that covers most of what is left (as shares of allocatable) first, ties in eviction order. */
@@ -215,11 +291,7 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
     const sum = (n: NodeInfo): number => resources.reduce((s, r) => s + (usage.get(n)![r] ?? 0), 0);
     // The most utilized node first, as the descheduler orders them: it needs the room most.
     const over = of('over').sort((a, b) => sum(b) - sum(a) || (a.name < b.name ? -1 : 1));
-    const relief = new NodeRelief(ctx, classes, high, resources);
-    for (const node of over) {
-      if (ctx.cycleFull) break;
-      relief.relieve(node);
-    }
+    new NodeRelief(ctx, classes, high, resources).relieveAll(over);
     return result;
   },
 
