@@ -20,6 +20,7 @@ import {
   CYCLE_TRIGGERS,
   EVICTION_RESULTS,
   METRICS,
+  NODE_CLASSES,
 } from './names.js';
 import type { AbortReason, CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
 
@@ -118,6 +119,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const seriesDropped = new Counter({ ...METRICS.seriesDropped, registers });
   const eventsDropped = new Counter({ ...METRICS.eventsDropped, registers });
   const planEvictions = new Gauge({ ...METRICS.planEvictions, registers });
+  const nodesByClass = new Gauge({ ...METRICS.nodesByClass, registers });
   const cycleAborts = new Counter({ ...METRICS.cycleAborts, registers });
   const cycleDue = new Gauge({ ...METRICS.cycleDue, registers });
 
@@ -208,6 +210,18 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     }
     recordViolations(plan.policy, counts);
     planEvictions.set({ policy: plan.policy }, plan.evictions.length);
+    recordNodeClasses(plan);
+  }
+
+  // Counts per class, never a series per node: bounded by policies × 3 whatever the cluster's size.
+  function recordNodeClasses(plan: RebalancePlan): void {
+    if (plan.nodes === undefined) {
+      for (const c of NODE_CLASSES) nodesByClass.remove({ policy: plan.policy, class: c });
+      return;
+    }
+    for (const c of NODE_CLASSES) {
+      nodesByClass.set({ policy: plan.policy, class: c }, plan.nodes.filter((n) => n.class === c).length);
+    }
   }
 
   function forgetPolicy(policy: string): void {
@@ -222,6 +236,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     cycleDuration.remove({ policy });
     lastSuccessfulCycle.remove({ policy });
     planEvictions.remove({ policy });
+    for (const c of NODE_CLASSES) nodesByClass.remove({ policy, class: c });
     cycleDue.remove({ policy });
     for (const reason of ABORT_REASONS) cycleAborts.remove({ policy, reason });
   }
@@ -231,6 +246,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     ownedByPolicy.clear();
     violations.reset();
     planEvictions.reset();
+    nodesByClass.reset();
     cycleDue.reset();
   }
 
