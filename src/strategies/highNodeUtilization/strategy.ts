@@ -30,7 +30,9 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
   key: 'highNodeUtilization',
   policy: highNodeUtilizationSection,
 
-  plan(ctx, config): NodeClassification {
+  plan(ctx, config): NodeClassification | undefined {
+    // Node usage from metrics.k8s.io is not read yet: never fall back to requests silently (DESIGN.md), act on nothing.
+    if (config.usage === 'Metrics') return undefined;
     const resources = resourcesOf(config.thresholds);
     const nodes = classifiedNodes(ctx);
     const usage = new Map(nodes.map((n) => [n, utilizationOf(n, ctx.requested(n), resources)]));

@@ -27,7 +27,9 @@ const NAME = 'LowNodeUtilization';
  * Replacements the exact search (fewest evictions for one node) may simulate in one plan, all nodes together; past
  * it, each node is relieved greedily, the pod that covers most of what is left first.
  */
-const SEARCH_BUDGET = 600;
+const SEARCH_BUDGET = 300;
+/** The most evictions the exact search looks for (all overutilized nodes together, or one node). */
+const JOINT_SEARCH_MAX = 8;
 /** Evictions above the lower bound the exact search tries before it leaves the node to the greedy pass. */
 const SEARCH_SLACK = 2;
 
@@ -144,7 +146,9 @@ class NodeRelief {
    */
   relieveAll(over: readonly NodeInfo[]): void {
     const candidates = new Map(over.map((n) => [n, this.candidatesOf(n)]));
-    if (!this.exact(over, candidates)) {
+    // All nodes together only while the search is small enough to finish; else node by node.
+    const together = this.bound(over, candidates) <= JOINT_SEARCH_MAX;
+    if (!together || !this.exact(over, candidates)) {
       for (const node of over) {
         if (this.ctx.cycleFull) break;
         if (!this.exact([node], candidates)) this.greedy(node, candidates.get(node)!);
@@ -166,8 +170,9 @@ class NodeRelief {
   private exact(nodes: readonly NodeInfo[], candidates: ReadonlyMap<NodeInfo, PodInfo[]>): boolean {
     const bound = this.bound(nodes, candidates);
     if (bound === 0) return true;
-    // Some node cannot reach its targets whatever moves: the greedy pass gets it as near as it can.
-    if (!Number.isFinite(bound)) return false;
+    // Some node cannot reach its targets whatever moves (the greedy pass gets it as near as it can), or the set is
+    // too large to search for.
+    if (!Number.isFinite(bound) || bound > JOINT_SEARCH_MAX) return false;
     let best: Found | undefined;
     for (let k = bound; k <= bound + SEARCH_SLACK && this.budget > 0 && best === undefined; k++) {
       best = this.search(nodes, candidates, k, []);
@@ -189,11 +194,12 @@ class NodeRelief {
     let sum = 0;
     for (const node of nodes) {
       const need = this.need(node);
-      if (need.size > 0)
-        sum += lowerBound(
-          candidates.get(node)!.filter((p) => this.ctx.podsOn(node).includes(p)),
-          need,
-        );
+      if (need.size === 0) continue;
+      const live = new Set(this.ctx.podsOn(node));
+      sum += lowerBound(
+        candidates.get(node)!.filter((p) => live.has(p)),
+        need,
+      );
     }
     return sum;
   }
@@ -281,7 +287,9 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
   key: 'lowNodeUtilization',
   policy: lowNodeUtilizationSection,
 
-  plan(ctx, config): NodeClassification {
+  plan(ctx, config): NodeClassification | undefined {
+    // Node usage from metrics.k8s.io is not read yet: never fall back to requests silently (DESIGN.md), act on nothing.
+    if (config.usage === 'Metrics') return undefined;
     const { resources, nodes, usage, high, classes } = classifyLow(ctx, config);
     const result: NodeClassification = { strategy: NAME, resources, classes };
     const of = (c: NodeClass): NodeInfo[] => nodes.filter((n) => classes.get(n.name) === c);
