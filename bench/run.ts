@@ -22,10 +22,30 @@ interface Case {
   readonly targets?: { readonly analysisMs?: number; readonly cyclePlanMs?: number; readonly wholeJobPlanMs?: number };
 }
 
+const SPREAD_10K: ClusterShape = {
+  nodes: 300,
+  zones: 3,
+  workloads: 1000,
+  replicas: 10,
+  skewedFraction: 1,
+  kind: 'spread',
+  namespaces: 20,
+};
+
+const MIXED_150K: ClusterShape = {
+  nodes: 5000,
+  zones: 3,
+  workloads: 3000,
+  replicas: 50,
+  skewedFraction: 0.1,
+  kind: 'mixed',
+  namespaces: 100,
+};
+
 const CASES: Case[] = [
   {
     name: '10k pods, 5/5/0 spread (1,000 Deployments x 10)',
-    shape: { nodes: 300, zones: 3, workloads: 1000, replicas: 10, skewedFraction: 1, kind: 'spread', namespaces: 20 },
+    shape: SPREAD_10K,
     targets: { cyclePlanMs: 50 },
   },
   {
@@ -47,36 +67,20 @@ const CASES: Case[] = [
   },
   {
     name: '150k pods, mixed (anti-affinity, node affinity, taints), 10% skewed',
-    shape: {
-      nodes: 5000,
-      zones: 3,
-      workloads: 3000,
-      replicas: 50,
-      skewedFraction: 0.1,
-      kind: 'mixed',
-      namespaces: 100,
-    },
+    shape: MIXED_150K,
     targets: { wholeJobPlanMs: 2000 },
   },
   // Issue 20: one lowNodeUtilization cycle (deviation thresholds of 2 points: the nodes of the skewed workloads are
   // overutilized, the others underutilized), the other strategies off so that the row measures this one.
   {
     name: 'lowNodeUtilization alone, 10k pods (zone c empty, zones a/b at 45% pods)',
-    shape: { nodes: 300, zones: 3, workloads: 1000, replicas: 10, skewedFraction: 1, kind: 'spread', namespaces: 20 },
+    shape: SPREAD_10K,
     policy: 'lowNodeUtilization',
     targets: { cyclePlanMs: 100 },
   },
   {
     name: 'lowNodeUtilization alone, 150k pods, 5,000 nodes, mixed, 10% skewed',
-    shape: {
-      nodes: 5000,
-      zones: 3,
-      workloads: 3000,
-      replicas: 50,
-      skewedFraction: 0.1,
-      kind: 'mixed',
-      namespaces: 100,
-    },
+    shape: MIXED_150K,
     policy: 'lowNodeUtilization',
     targets: { cyclePlanMs: 2000 },
   },

@@ -85,6 +85,20 @@ export function utilizationOf(
   return out;
 }
 
+/** Each node's utilization of `resources` now, in the plan's state. */
+export function usageByNode(
+  ctx: Pick<LoadContext, 'requested'>,
+  nodes: readonly NodeInfo[],
+  resources: readonly string[],
+): Map<NodeInfo, Record<string, number>> {
+  return new Map(nodes.map((n) => [n, utilizationOf(n, ctx.requested(n), resources)]));
+}
+
+/** A node's load as one number to order nodes by: its shares of `resources`, summed. */
+export function totalShare(u: Utilization, resources: readonly string[]): number {
+  return resources.reduce((s, r) => s + (u[r] ?? 0), 0);
+}
+
 /** Thresholds of one node as absolute amounts: what it may have requested before it is above them. */
 export function absoluteLimits(node: NodeInfo, percents: ResourcePercents): Record<string, number> {
   const out: Record<string, number> = {};

@@ -13,7 +13,8 @@ import {
   copyThresholds,
   percentText,
   resourcesOf,
-  utilizationOf,
+  totalShare,
+  usageByNode,
 } from '../utilization.js';
 import { highNodeUtilizationSection, type HighNodeUtilizationConfig } from './policy.js';
 
@@ -35,13 +36,13 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
     if (config.usage === 'Metrics') return undefined;
     const resources = resourcesOf(config.thresholds);
     const nodes = classifiedNodes(ctx);
-    const usage = new Map(nodes.map((n) => [n, utilizationOf(n, ctx.requested(n), resources)]));
+    const usage = usageByNode(ctx, nodes, resources);
     const classes = new Map<string, NodeClass>();
     for (const n of nodes) {
       classes.set(n.name, !n.unschedulable && atOrBelow(usage.get(n)!, config.thresholds) ? 'under' : 'appropriate');
     }
     const result: NodeClassification = { strategy: NAME, resources, classes };
-    const sum = (n: NodeInfo): number => resources.reduce((s, r) => s + (usage.get(n)![r] ?? 0), 0);
+    const sum = (n: NodeInfo): number => totalShare(usage.get(n)!, resources);
     const byLoad = (a: NodeInfo, b: NodeInfo): number =>
       sum(a) - sum(b) || ctx.podsOn(a).length - ctx.podsOn(b).length || (a.name < b.name ? -1 : 1);
     const under = nodes.filter((n) => classes.get(n.name) === 'under').sort(byLoad);

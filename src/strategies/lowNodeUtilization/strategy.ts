@@ -17,6 +17,8 @@ import {
   podAmount,
   resourcesOf,
   staysWithin,
+  totalShare,
+  usageByNode,
   utilizationOf,
 } from '../utilization.js';
 import { lowNodeUtilizationSection, type LowNodeUtilizationConfig } from './policy.js';
@@ -265,7 +267,7 @@ class NodeRelief {
 export function classifyLow(ctx: LoadContext, config: LowNodeUtilizationConfig) {
   const resources = resourcesOf(config.thresholds);
   const nodes = classifiedNodes(ctx);
-  const usage = new Map(nodes.map((n) => [n, utilizationOf(n, ctx.requested(n), resources)]));
+  const usage = usageByNode(ctx, nodes, resources);
   const { low, high } = effectiveThresholds(
     nodes,
     (n) => usage.get(n)!,
@@ -296,7 +298,7 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
     const under = of('under');
     // The descheduler's stop conditions: no room anywhere, too few underutilized nodes, nothing overutilized.
     if (under.length === 0 || under.length <= config.numberOfNodes || under.length === nodes.length) return result;
-    const sum = (n: NodeInfo): number => resources.reduce((s, r) => s + (usage.get(n)![r] ?? 0), 0);
+    const sum = (n: NodeInfo): number => totalShare(usage.get(n)!, resources);
     // The most utilized node first, as the descheduler orders them: it needs the room most.
     const over = of('over').sort((a, b) => sum(b) - sum(a) || (a.name < b.name ? -1 : 1));
     new NodeRelief(ctx, classes, high, resources).relieveAll(over);
