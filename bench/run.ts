@@ -9,6 +9,7 @@ import { analyze } from '../src/analysis/analyze.js';
 import { planCycle } from '../src/planner/plan.js';
 import { DEFAULT_POLICY } from '../src/policy/parse.js';
 import type { Policy } from '../src/policy/types.js';
+import type { LowNodeUtilizationConfig } from '../src/strategies/lowNodeUtilization/policy.js';
 import { snapshotFromObjects } from '../src/snapshot/load.js';
 import { ENABLE_HINT, findAssets } from '../test/controlplane/assets.js';
 import { generateCluster, type ClusterShape } from './clusters.js';
@@ -17,14 +18,36 @@ import { snapshotLoad } from './load.js';
 interface Case {
   readonly name: string;
   readonly shape: ClusterShape;
+  /** The policy of the one-cycle and whole-job rows: the default, or the default with lowNodeUtilization on. */
+  readonly policy?: 'lowNodeUtilization';
   /** Targets from the issues, in milliseconds: analysis alone, one cycle's plan (default policy), the whole job. */
   readonly targets?: { readonly analysisMs?: number; readonly cyclePlanMs?: number; readonly wholeJobPlanMs?: number };
 }
 
+const SPREAD_10K: ClusterShape = {
+  nodes: 300,
+  zones: 3,
+  workloads: 1000,
+  replicas: 10,
+  skewedFraction: 1,
+  kind: 'spread',
+  namespaces: 20,
+};
+
+const MIXED_150K: ClusterShape = {
+  nodes: 5000,
+  zones: 3,
+  workloads: 3000,
+  replicas: 50,
+  skewedFraction: 0.1,
+  kind: 'mixed',
+  namespaces: 100,
+};
+
 const CASES: Case[] = [
   {
     name: '10k pods, 5/5/0 spread (1,000 Deployments x 10)',
-    shape: { nodes: 300, zones: 3, workloads: 1000, replicas: 10, skewedFraction: 1, kind: 'spread', namespaces: 20 },
+    shape: SPREAD_10K,
     targets: { cyclePlanMs: 50 },
   },
   {
@@ -46,18 +69,51 @@ const CASES: Case[] = [
   },
   {
     name: '150k pods, mixed (anti-affinity, node affinity, taints), 10% skewed',
-    shape: {
-      nodes: 5000,
-      zones: 3,
-      workloads: 3000,
-      replicas: 50,
-      skewedFraction: 0.1,
-      kind: 'mixed',
-      namespaces: 100,
-    },
+    shape: MIXED_150K,
     targets: { wholeJobPlanMs: 2000 },
   },
+  // Issue 20: one lowNodeUtilization cycle (deviation thresholds of 2 points: the nodes of the skewed workloads are
+  // overutilized, the others underutilized), the other strategies off so that the row measures this one.
+  {
+    name: 'lowNodeUtilization alone, 10k pods (zone c empty, zones a/b at 45% pods)',
+    shape: SPREAD_10K,
+    policy: 'lowNodeUtilization',
+    targets: { cyclePlanMs: 100 },
+  },
+  {
+    name: 'lowNodeUtilization alone, 150k pods, 5,000 nodes, mixed, 10% skewed',
+    shape: MIXED_150K,
+    policy: 'lowNodeUtilization',
+    targets: { cyclePlanMs: 2000 },
+  },
 ];
+
+/** The default policy with lowNodeUtilization on, thresholds around the generated clusters' load. */
+function withLowNodeUtilization(policy: Policy): Policy {
+  const lowNodeUtilization: LowNodeUtilizationConfig = {
+    ...policy.spec.strategies.lowNodeUtilization,
+    enabled: true,
+    // Two points around the mean: the skewed workloads' nodes are over, the others' under (10k: zone c is empty).
+    thresholds: { cpu: 2, pods: 2 },
+    targetThresholds: { cpu: 2, pods: 2 },
+    useDeviationThresholds: true,
+  };
+  return {
+    ...policy,
+    spec: {
+      ...policy.spec,
+      strategies: {
+        ...policy.spec.strategies,
+        // Alone, so the row measures it (the skewed spread and the mixed clusters' violations would fill the cycle).
+        topologySpread: { ...policy.spec.strategies.topologySpread, enabled: false },
+        podAntiAffinity: { ...policy.spec.strategies.podAntiAffinity, enabled: false },
+        nodeAffinity: { ...policy.spec.strategies.nodeAffinity, enabled: false },
+        nodeTaints: { ...policy.spec.strategies.nodeTaints, enabled: false },
+        lowNodeUtilization,
+      },
+    },
+  };
+}
 
 /** A policy that may act on everything at once: measures planning the whole job, not one paced cycle. */
 function unboundedPolicy(): Policy {
@@ -120,13 +176,14 @@ function runCase(c: Case, repeats: number): Record<string, unknown> {
   let violations = 0;
   let evictionsDefault = 0;
   let evictionsFull = 0;
-  const full = unboundedPolicy();
+  const base = c.policy === 'lowNodeUtilization' ? withLowNodeUtilization(DEFAULT_POLICY) : DEFAULT_POLICY;
+  const full = c.policy === 'lowNodeUtilization' ? withLowNodeUtilization(unboundedPolicy()) : unboundedPolicy();
   for (let i = 0; i < repeats; i++) {
     const a = time(() => analyze(snapshot, DEFAULT_POLICY.spec));
     analysisMs.push(a.ms);
     groups = a.value.groups.length;
     violations = a.value.violations.length;
-    const p = time(() => planCycle(snapshot, DEFAULT_POLICY));
+    const p = time(() => planCycle(snapshot, base));
     planDefaultMs.push(p.ms);
     evictionsDefault = p.value.plan.evictions.length;
     const f = time(() => planCycle(snapshot, full));

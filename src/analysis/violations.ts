@@ -38,7 +38,7 @@ export function podsMatchingTerm(
 }
 
 /** What the detectors read, with the pods each term matches memoised (replicas share their terms). */
-function detectionContext(ctx: ViolationContext): DetectionContext {
+export function detectionContext(ctx: ViolationContext): DetectionContext {
   const termCache = new Map<string, PodInfo[]>();
   return {
     nodes: ctx.nodes,

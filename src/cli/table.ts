@@ -1,5 +1,5 @@
 // `-o table`: aligned columns for people. JSON is the stable interface; this is for reading.
-import type { RebalancePlan, TopologyReport } from '../planner/types.js';
+import type { NodeReport, RebalancePlan, TopologyReport } from '../planner/types.js';
 import type { SimulationResult } from '../planner/simulate.js';
 import { skipReasonClass } from '../planner/skipReasons.js';
 
@@ -85,6 +85,7 @@ export function planTable(plan: RebalancePlan, opts: PlanTableOptions = {}): str
       ]),
     );
   }
+  if (plan.nodes !== undefined) out.push('', ...nodesSection(plan.nodes, opts.wide));
   out.push('');
   out.push(`EVICTIONS (${plan.evictions.length})`);
   if (plan.evictions.length > 0) {
@@ -99,6 +100,43 @@ export function planTable(plan: RebalancePlan, opts: PlanTableOptions = {}): str
   out.push(`SKIPPED (${plan.skipped.length})`);
   if (plan.skipped.length > 0) out.push(opts.wide ? skippedWide(plan) : skippedByReason(plan));
   return out.join('\n') + '\n';
+}
+
+/** Nodes listed before the rest is summarised (over and under first: they are what a utilization plan acts on). */
+const NODES_SHOWN = 20;
+const CLASS_ORDER = { over: 0, under: 1, appropriate: 2 } as const;
+
+function percent(share: number | undefined): string {
+  return share === undefined ? '-' : `${Math.round(share * 100)}%`;
+}
+
+/** NODES: each node's utilization class and its requested share per resource, before → after the plan. */
+function nodesSection(nodes: readonly NodeReport[], wide = false): string[] {
+  const count = (c: NodeReport['class']): number => nodes.filter((n) => n.class === c).length;
+  const out = [
+    `NODES (${nodes.length}: ${count('over')} over, ${count('under')} under, ${count('appropriate')} appropriate)`,
+  ];
+  const resources = Object.keys(nodes[0]?.utilization ?? {});
+  const sorted = [...nodes].sort(
+    (a, b) => CLASS_ORDER[a.class] - CLASS_ORDER[b.class] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
+  const shown = wide ? sorted : sorted.slice(0, NODES_SHOWN);
+  out.push(
+    renderTable([
+      ['NODE', 'CLASS', ...resources.map((r) => r.toUpperCase())],
+      ...shown.map((n) => [
+        n.name,
+        n.class,
+        ...resources.map((r) => {
+          const before = percent(n.utilization[r]);
+          const after = percent(n.utilizationAfter?.[r]);
+          return after === before || n.utilizationAfter === undefined ? before : `${before} → ${after}`;
+        }),
+      ]),
+    ]),
+  );
+  if (shown.length < sorted.length) out.push(`  … ${sorted.length - shown.length} more (-o wide lists them all)`);
+  return out;
 }
 
 function skippedWide(plan: RebalancePlan): string {

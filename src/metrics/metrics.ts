@@ -21,6 +21,7 @@ import {
   CYCLE_TRIGGERS,
   EVICTION_RESULTS,
   METRICS,
+  NODE_CLASSES,
 } from './names.js';
 import type { AbortReason, CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
 
@@ -135,6 +136,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const seriesDropped = new Counter({ ...METRICS.seriesDropped, registers });
   const eventsDropped = new Counter({ ...METRICS.eventsDropped, registers });
   const planEvictions = new Gauge({ ...METRICS.planEvictions, registers });
+  const nodesByClass = new Gauge({ ...METRICS.nodesByClass, registers });
   const cycleAborts = new Counter({ ...METRICS.cycleAborts, registers });
   const cycleDue = new Gauge({ ...METRICS.cycleDue, registers });
 
@@ -226,6 +228,18 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   function recordPlan(plan: RebalancePlan, topo: TopologyOptions = {}): void {
     recordTopology(plan.policy, plan.topology, topo);
     recordViolations(plan.policy, violationCounts(plan));
+    recordNodeClasses(plan);
+  }
+
+  // Counts per class, never a series per node: bounded by policies × 3 whatever the cluster's size.
+  function recordNodeClasses(plan: RebalancePlan): void {
+    if (plan.nodes === undefined) {
+      for (const c of NODE_CLASSES) nodesByClass.remove({ policy: plan.policy, class: c });
+      return;
+    }
+    for (const c of NODE_CLASSES) {
+      nodesByClass.set({ policy: plan.policy, class: c }, plan.nodes.filter((n) => n.class === c).length);
+    }
   }
 
   function forgetPolicy(policy: string): void {
@@ -240,6 +254,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     cycleDuration.remove({ policy });
     lastSuccessfulCycle.remove({ policy });
     planEvictions.remove({ policy });
+    for (const c of NODE_CLASSES) nodesByClass.remove({ policy, class: c });
     cycleDue.remove({ policy });
     for (const reason of ABORT_REASONS) cycleAborts.remove({ policy, reason });
   }
@@ -249,6 +264,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     ownedByPolicy.clear();
     violations.reset();
     planEvictions.reset();
+    nodesByClass.reset();
     cycleDue.reset();
   }
 

@@ -27,6 +27,9 @@ export type AbortReason = (typeof ABORT_REASONS)[number];
 export const CYCLE_TRIGGERS = ['schedule', 'node', 'policy'] as const;
 export type CycleTriggerLabel = (typeof CYCLE_TRIGGERS)[number];
 
+/** A node's utilization class (label `class` of `rebalancer_nodes_by_utilization`). */
+export const NODE_CLASSES = ['under', 'appropriate', 'over'] as const;
+
 /** Buckets of `rebalancer_cycle_duration_seconds`: a cycle takes milliseconds on a small cluster, minutes at worst. */
 export const CYCLE_DURATION_BUCKETS: readonly number[] = [
   0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
@@ -114,6 +117,12 @@ export const METRICS = {
     type: 'counter',
     help: 'Kubernetes Events not recorded because the queue of Events waiting behind evictions was full.',
     labelNames: [],
+  },
+  nodesByClass: {
+    name: 'rebalancer_nodes_by_utilization',
+    type: 'gauge',
+    help: 'Nodes per utilization class (under, appropriate, over) in the last cycle of a policy with a utilization strategy.',
+    labelNames: ['policy', 'class'],
   },
   planEvictions: {
     name: 'rebalancer_plan_evictions',

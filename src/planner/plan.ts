@@ -35,6 +35,7 @@ import { protectionReason, type EvictabilityContext } from './evictability.js';
 import { planHousekeeping, type HousekeepingPlanner } from './housekeeping.js';
 import { buildPlanReport } from './report.js';
 import type { Move } from './move.js';
+import { planLoad } from './utilization.js';
 import type { RebalancePlan, Strategy } from './types.js';
 
 export interface PlanOptions {
@@ -76,14 +77,19 @@ export function compareCandidates(a: PodInfo, b: PodInfo): number {
   return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
 }
 
-type Attempt =
-  | { readonly ok: true; readonly target: NodeInfo | undefined }
+export type Attempt =
+  | { readonly ok: true; readonly target: NodeInfo | undefined; readonly ties?: readonly NodeInfo[] }
   | { readonly ok: false; readonly reason: string; readonly placement: boolean };
 
-interface AttemptRules {
+export interface AttemptRules {
   readonly strategy: Strategy;
-  /** Why landing on `target` would not help (undefined: it helps). */
-  readonly helps: (pod: PodInfo, target: NodeInfo | undefined, from: NodeInfo) => string | undefined;
+  /** Why landing on `target` (or one of the nodes it ties with) would not help (undefined: it helps). */
+  readonly helps: (
+    pod: PodInfo,
+    target: NodeInfo | undefined,
+    from: NodeInfo,
+    ties: readonly NodeInfo[],
+  ) => string | undefined;
   /** The target when nodeFit is off: a node where the move helps, ignoring resources and other pods. */
   readonly fallbackTarget: (pod: PodInfo, from: NodeInfo) => NodeInfo | undefined;
   /** Pods above this priority are not evicted for this purpose (the beneficiary's own priority). */
@@ -100,7 +106,7 @@ const SEARCH_DEPTH = 6;
 const NO_CAPACITY =
   'no current node can take its replacement, which stays Pending until capacity is added (nodeFit: false)';
 
-class Planner {
+export class Planner {
   readonly state: ClusterState;
   readonly moves: Move[] = [];
   /** While completesLater() looks ahead: the limits that only pace the work (see there) are lifted. */
@@ -108,7 +114,7 @@ class Planner {
   readonly unrepairable = new Map<string, string>();
   private readonly skipped = new Map<string, { pod: PodInfo; strategy: Strategy; reason: string }>();
   private readonly budgets: DisruptionBudgets;
-  private readonly limits: EvictionLimits;
+  readonly limits: EvictionLimits;
   private readonly evictability: EvictabilityContext;
   private readonly strategies: StrategyRegistry;
   /** What the strategies' justifications may ask of the simulation. */
@@ -176,7 +182,7 @@ class Planner {
     return [...this.skipped.values()].filter((s) => !moved.has(s.pod.uid));
   }
 
-  private skip(pod: PodInfo, strategy: Strategy, reason: string): void {
+  skip(pod: PodInfo, strategy: Strategy, reason: string): void {
     const key = `${pod.uid}\u0000${strategy}`;
     if (!this.skipped.has(key)) this.skipped.set(key, { pod, strategy, reason });
   }
@@ -206,10 +212,12 @@ class Planner {
       return refuse(volume === undefined ? reason : `${volume}; ${reason}`, true);
     };
     let target: NodeInfo | undefined;
+    let ties: readonly NodeInfo[] = [];
     if (this.spec.eviction.nodeFit) {
       const placement = placeReplacement(this.state, pod, evicted);
       if (!placement.node) return placementRefusal(placement.reason ?? 'no node can take a replacement');
       target = placement.node;
+      ties = placement.ties;
     } else {
       target = rules.fallbackTarget(pod, from);
       // The descheduler's nodeFit off: a broken rule is cleared even when the replacement must wait for capacity
@@ -220,7 +228,7 @@ class Planner {
       }
       if (!target && !rules.withoutTarget) return placementRefusal('no node where the replacement would help');
     }
-    const unhelpful = target === undefined ? undefined : rules.helps(pod, target, from);
+    const unhelpful = target === undefined ? undefined : rules.helps(pod, target, from, ties);
     if (unhelpful !== undefined) return placementRefusal(unhelpful);
     const dependents = this.state.affinityDependents(pod, from);
     if (dependents.length > 0) {
@@ -229,7 +237,7 @@ class Planner {
     }
     const worsened = this.worsenedHardGroup(pod, from, target);
     if (worsened !== undefined) return placementRefusal(worsened);
-    return { ok: true, target };
+    return { ok: true, target, ties };
   }
 
   /** The pod's first volume that rules out a node the pod's spec would admit, as text; undefined if none does. */
@@ -275,7 +283,7 @@ class Planner {
    * Drops the moves planned after `mark` (a length of `moves`), last first, and gives back what they spent.
    * Each dropped pod is reported with `why`: a set of moves is kept only if it achieves something as a whole.
    */
-  private rollback(mark: number, why: string): void {
+  rollback(mark: number, why: string): void {
     for (const m of this.moves.slice(mark)) {
       this.skipped.set(`${m.pod.uid}\u0000${m.strategy}`, { pod: m.pod, strategy: m.strategy, reason: why });
     }
@@ -695,7 +703,7 @@ class Planner {
   }
 
   /** Drops the moves after `mark` without reporting them (see rollback for moves that are refused). */
-  private takeBack(mark: number): void {
+  takeBack(mark: number): void {
     while (this.moves.length > mark) {
       const m = this.moves.pop()!;
       this.state.uncommit(m.pod, m.from, m.target);
@@ -910,8 +918,10 @@ export function planCycle(snapshot: ClusterSnapshot, policy: Policy, options: Pl
       planner = other;
     }
   }
+  const nodes = planLoad(planner, policy.spec, options.strategies ?? STRATEGIES);
   planHousekeeping(planner.housekeeping());
   const plan = buildPlanReport({
+    nodes,
     policy,
     analysis,
     state: planner.state,

@@ -7,7 +7,7 @@ import type { PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
 import type { ClusterState } from '../scheduling/clusterState.js';
 import type { Move } from './move.js';
-import type { RebalancePlan, SkippedPod, Strategy, TopologyReport, Violation } from './types.js';
+import type { NodeReport, RebalancePlan, SkippedPod, Strategy, TopologyReport, Violation } from './types.js';
 
 export interface PlanReportInput {
   readonly policy: Policy;
@@ -18,6 +18,8 @@ export interface PlanReportInput {
   readonly unrepairable: ReadonlyMap<string, string>;
   /** False: every report's `domains` is left empty (PlanOptions.domainCounts). */
   readonly domainCounts?: boolean;
+  /** Every node's utilization class, when a utilization strategy is enabled. */
+  readonly nodes?: readonly NodeReport[];
 }
 
 function sortedRecord(map: ReadonlyMap<string, number>): Record<string, number> {
@@ -103,6 +105,7 @@ export function buildPlanReport(input: PlanReportInput): RebalancePlan {
     skipped,
     topology,
     violations,
+    ...(input.nodes !== undefined && input.nodes.length > 0 ? { nodes: input.nodes } : {}),
     summary: {
       nodes: analysis.snapshot.nodes.length,
       pods: analysis.snapshot.pods.length,

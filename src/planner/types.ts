@@ -54,6 +54,16 @@ export interface Violation {
   readonly soft?: boolean;
 }
 
+/** A node as the utilization strategies classified it (DESIGN.md, "Utilization and housekeeping strategies"). */
+export interface NodeReport {
+  readonly name: string;
+  readonly class: 'under' | 'appropriate' | 'over';
+  /** Requested share of allocatable per resource (cpu, memory, pods and the thresholds' resources), 0–1. */
+  readonly utilization: Readonly<Record<string, number>>;
+  /** Extension: the same after the plan's evictions, replacements where the simulation lands them. */
+  readonly utilizationAfter?: Readonly<Record<string, number>>;
+}
+
 export interface RebalancePlan {
   readonly apiVersion: 'rebalancer.dev/v1alpha1';
   readonly kind: 'RebalancePlan';
@@ -62,6 +72,8 @@ export interface RebalancePlan {
   readonly skipped: readonly SkippedPod[];
   readonly topology: readonly TopologyReport[];
   readonly violations: readonly Violation[];
+  /** Only when a utilization strategy is enabled: every node's class and utilization. */
+  readonly nodes?: readonly NodeReport[];
   readonly summary: {
     readonly nodes: number;
     readonly pods: number;

@@ -214,7 +214,10 @@ export interface PlacementResult {
   /** The chosen node, or undefined when no node is feasible. */
   readonly node: NodeInfo | undefined;
   /** When no node is feasible: the most common reason, for the skipped list. */
-  readonly reason: string | undefined;
+  readonly reason:
+    | string
+    | undefined; /** The other nodes with the chosen node's top score (the scheduler picks among them at random). */
+  readonly ties: readonly NodeInfo[];
 }
 
 /** Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec. */
@@ -251,6 +254,7 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
   if (admitting.length === 0) {
     return {
       node: undefined,
+      ties: [],
       reason:
         pod.volumeTopology.length === 0
           ? 'no node can take a replacement (none is Ready, uncordoned, tolerated and matching its node affinity)'
@@ -282,9 +286,9 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
         bestTie = tie;
       }
     }
-    if (best !== undefined) return { node: best, reason: undefined };
+    if (best !== undefined) return { node: best, reason: undefined, ties: [] };
   }
-  return { node: undefined, reason: whyNoNode(ctx, admitting) };
+  return { node: undefined, reason: whyNoNode(ctx, admitting), ties: [] };
 }
 
 /** Reused between placements: the planner places thousands of replacements per plan. */

@@ -4,16 +4,20 @@
 // here explicitly, never registered by importing their modules; a caller may build another registry (a test's
 // extra strategy) with createRegistry and pass it in.
 import { failedPods } from './failedPods/strategy.js';
+import { highNodeUtilization } from './highNodeUtilization/strategy.js';
+import { lowNodeUtilization } from './lowNodeUtilization/strategy.js';
 import { nodeAffinity } from './nodeAffinity/strategy.js';
 import { nodeTaints } from './nodeTaints/strategy.js';
 import { podAffinity } from './podAffinity/strategy.js';
 import { podAntiAffinity } from './podAntiAffinity/strategy.js';
 import { podLifeTime } from './podLifeTime/strategy.js';
+import { removeDuplicates } from './removeDuplicates/strategy.js';
 import { tooManyRestarts } from './tooManyRestarts/strategy.js';
 import { topologySpread } from './topologySpread/strategy.js';
 import type {
   AnyStrategy,
   HousekeepingStrategy,
+  LoadStrategy,
   PolicySection,
   RuleStrategy,
   SkewStrategy,
@@ -27,6 +31,9 @@ export const BUILTIN_STRATEGIES = [
   podAffinity,
   nodeAffinity,
   nodeTaints,
+  lowNodeUtilization,
+  highNodeUtilization,
+  removeDuplicates,
   podLifeTime,
   tooManyRestarts,
   failedPods,
@@ -47,6 +54,8 @@ export interface StrategyRegistry {
   readonly rules: readonly RuleStrategy[];
   /** The strategies acting on the skew of spread groups. */
   readonly skew: readonly SkewStrategy[];
+  /** The strategies balancing node load (utilization, duplicates), in the order they plan. */
+  readonly load: readonly LoadStrategy[];
   /** The housekeeping strategies (pod age, restarts, failed pods), in the order the planner runs them. */
   readonly housekeeping: readonly HousekeepingStrategy[];
   /** Every strategy's name: the values of the metrics' `strategy` label. */
@@ -79,6 +88,7 @@ function createRegistry(strategies: readonly AnyStrategy[]): StrategyRegistry {
     all: strategies,
     rules,
     skew: strategies.filter((s): s is SkewStrategy => s.kind === 'skew'),
+    load: strategies.filter((s): s is LoadStrategy => s.kind === 'load'),
     housekeeping: strategies.filter((s): s is HousekeepingStrategy => s.kind === 'housekeeping'),
     names: strategies.map((s) => s.name),
     byName: (name) => byName.get(name),

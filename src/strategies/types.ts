@@ -196,6 +196,73 @@ export interface SkewStrategy<
   ): string;
 }
 
+// ---- node load (utilization, duplicates) -----------------------------------------------------------------------
+
+/** How a node's utilization compares with a strategy's thresholds (DESIGN.md: under | appropriate | over). */
+export type NodeClass = 'under' | 'appropriate' | 'over';
+
+/** Per resource (cpu, memory, pods, ephemeral-storage, extended resources): a share of allocatable, 0–1. */
+export type Utilization = Readonly<Record<string, number>>;
+
+/** The classification a load strategy planned with, for the plan's `nodes` and the metrics. */
+export interface NodeClassification {
+  readonly strategy: string;
+  /** The resources its thresholds name, in the order they are shown. */
+  readonly resources: readonly string[];
+  readonly classes: ReadonlyMap<string, NodeClass>;
+}
+
+/** A simulated landing, as a load strategy judges it: the scheduler's choice and the nodes it ties with. */
+export interface Landing {
+  readonly target: NodeInfo;
+  readonly ties: readonly NodeInfo[];
+}
+
+/**
+ * What a load strategy may ask of the planner. A move goes through every gate the planner has (protections,
+ * priority threshold, PodDisruptionBudgets, limits, held workloads), then the simulated reschedule; `lands` is asked
+ * about every node the scheduler might choose (`[target, ...ties]`) and the planner adds its own rule: the replacement
+ * breaks no spread, affinity or taint rule another enabled strategy acts on, on any of them.
+ */
+export interface LoadContext {
+  /** Every node, in the snapshot's order. */
+  readonly nodes: readonly NodeInfo[];
+  /** What the node has requested now, in the plan's state, by resource; `pods` is its number of pods. */
+  requested(node: NodeInfo): Readonly<Record<string, number>>;
+  /** The original pods running on the node that are still there in the plan's state (replacements never move). */
+  podsOn(node: NodeInfo): readonly PodInfo[];
+  /** The descheduler's eviction order: lower priority first, then BestEffort, Burstable, Guaranteed. */
+  compare(a: PodInfo, b: PodInfo): number;
+  /**
+   * Plans the eviction of `pod` when every gate passes and `lands` (why the landing would not help, or undefined)
+   * accepts every node the replacement may land on. Without nodeFit, `lands` is asked about single nodes and the
+   * first it accepts is the target.
+   */
+  move(pod: PodInfo, reason: string, lands: (targets: readonly NodeInfo[]) => string | undefined): Landing | string;
+  /** The number of moves planned so far, to drop the moves after it with undo(). */
+  mark(): number;
+  /** Drops the moves planned after `mark`; with `why`, each dropped pod is reported with it in `skipped`. */
+  undo(mark: number, why?: string): void;
+  /** Reports a pod this strategy did not evict, and why. */
+  skip(pod: PodInfo, reason: string): void;
+  /** No eviction fits in this cycle any more. */
+  readonly cycleFull: boolean;
+}
+
+/**
+ * A strategy that balances how much runs on each node rather than where one pod's rules say it must be
+ * (lowNodeUtilization, highNodeUtilization, removeDuplicates): it plans its own moves through a LoadContext, after
+ * the rules and the spread groups, and a move counts only where every tied landing helps.
+ */
+export interface LoadStrategy<
+  C extends StrategyConfig = StrategyConfig,
+  K extends string = string,
+> extends StrategyBase<C, K> {
+  readonly kind: 'load';
+  /** Plans the strategy's moves; returns the node classification it planned with, if it classifies nodes. */
+  plan(ctx: LoadContext, config: C): NodeClassification | undefined;
+}
+
 /** One pod a housekeeping strategy selects, with the figure behind it (age, restarts, failure reason). */
 export interface HousekeepingCandidate {
   readonly pod: PodInfo;
@@ -232,4 +299,4 @@ export interface HousekeepingStrategy<
 }
 
 /** Any strategy, as the registry holds it. */
-export type AnyStrategy = RuleStrategy | SkewStrategy | HousekeepingStrategy;
+export type AnyStrategy = RuleStrategy | SkewStrategy | LoadStrategy | HousekeepingStrategy;

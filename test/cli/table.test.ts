@@ -140,6 +140,36 @@ describe('plan -o table', () => {
     expect(out).toContain("! skew above the constraint's maxSkew");
   });
 
+  it('NODES: class and percent per resource, before → after, over and under first, cut to 20 unless wide', () => {
+    const nodes = [
+      {
+        name: 'spot-1',
+        class: 'under' as const,
+        utilization: { cpu: 0, memory: 0 },
+        utilizationAfter: { cpu: 0.3, memory: 0 },
+      },
+      {
+        name: 'od-1',
+        class: 'over' as const,
+        utilization: { cpu: 0.8, memory: 0.1 },
+        utilizationAfter: { cpu: 0.6, memory: 0.1 },
+      },
+      ...Array.from({ length: 30 }, (_, i) => ({
+        name: `n${String(i).padStart(2, '0')}`,
+        class: 'appropriate' as const,
+        utilization: { cpu: 0.4, memory: 0.4 },
+        utilizationAfter: { cpu: 0.4, memory: 0.4 },
+      })),
+    ];
+    const text = planTable({ ...plan(), nodes });
+    expect(text).toContain('NODES (32: 1 over, 1 under, 30 appropriate)');
+    expect(text).toMatch(/NODE\s+CLASS\s+CPU\s+MEMORY/);
+    expect(text).toMatch(/od-1\s+over\s+80% → 60%\s+10%\n\s*spot-1\s+under\s+0% → 30%\s+0%/);
+    expect(text).toContain('… 12 more (-o wide lists them all)');
+    expect(planTable({ ...plan(), nodes }, { wide: true })).toContain('n29');
+    expect(planTable(plan())).not.toContain('NODES');
+  });
+
   it('has no legend when no skew is above maxSkew', () => {
     expect(planTable(plan({ topology: [spread({ a: 1, b: 1 }, 0)] }))).not.toContain('! skew');
   });

@@ -55,15 +55,15 @@ describe('convert --descheduler-policy', () => {
     ['v1alpha2-full.yaml', 0, 'podSelector.matchLabels', { tier: 'web' }],
     ['v1alpha2-full.yaml', 0, 'strategies.topologySpread.includeSoftConstraints', true],
     ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints.enabled', false],
-    ['v1alpha2-full.yaml', 1, 'namespaces', { include: ['shop', 'payments'], exclude: [] }],
-    ['v1alpha2-full.yaml', 1, 'podSelector', undefined],
-    ['v1alpha2-full.yaml', 1, 'strategies.nodeTaints.excludedTaints', ['dedicated=special-user', 'reserved']],
-    ['v1alpha2-full.yaml', 1, 'strategies.nodeTaints.includePreferNoSchedule', true],
-    ['v1alpha2-full.yaml', 1, 'strategies.topologySpread.enabled', false],
-    ['v1alpha2-full.yaml', 2, 'namespaces', undefined],
-    ['v1alpha2-full.yaml', 2, 'strategies.nodeAffinity', { enabled: true, required: true, preferred: true }],
-    ['v1alpha2-full.yaml', 2, 'strategies.podAntiAffinity.enabled', true],
-    ['v1alpha2-full.yaml', 2, 'strategies.podLifeTime', { enabled: true, maxPodLifeTime: '24h' }],
+    ['v1alpha2-full.yaml', 2, 'namespaces', { include: ['shop', 'payments'], exclude: [] }],
+    ['v1alpha2-full.yaml', 2, 'podSelector', undefined],
+    ['v1alpha2-full.yaml', 2, 'strategies.nodeTaints.excludedTaints', ['dedicated=special-user', 'reserved']],
+    ['v1alpha2-full.yaml', 2, 'strategies.nodeTaints.includePreferNoSchedule', true],
+    ['v1alpha2-full.yaml', 2, 'strategies.topologySpread.enabled', false],
+    ['v1alpha2-full.yaml', 1, 'namespaces', undefined],
+    ['v1alpha2-full.yaml', 1, 'strategies.nodeAffinity', { enabled: true, required: true, preferred: true }],
+    ['v1alpha2-full.yaml', 1, 'strategies.podAntiAffinity.enabled', true],
+    ['v1alpha2-full.yaml', 1, 'strategies.podLifeTime', { enabled: true, maxPodLifeTime: '24h' }],
     ...[0, 1, 2].flatMap((i) =>
       (
         [
@@ -116,6 +116,40 @@ describe('convert --descheduler-policy', () => {
         ] as const
       ).map(([path, value]) => ['v1alpha1.yaml', i, path, value] as const),
     ),
+    // The utilization and duplicates plugins, one to one, in both versions (v1alpha1 nests them under params).
+    [
+      'v1alpha2-full.yaml',
+      1,
+      'strategies.lowNodeUtilization',
+      {
+        enabled: true,
+        thresholds: { cpu: 20, memory: 20, pods: 20 },
+        targetThresholds: { cpu: 50, memory: 50, pods: 50 },
+      },
+    ],
+    [
+      'v1alpha1.yaml',
+      0,
+      'strategies.lowNodeUtilization',
+      {
+        enabled: true,
+        thresholds: { cpu: 20, memory: 20, pods: 20 },
+        targetThresholds: { cpu: 50, memory: 50, pods: 50 },
+      },
+    ],
+    ['v1alpha1.yaml', 0, 'strategies.removeDuplicates', { enabled: true, excludeOwnerKinds: [] }],
+    [
+      'v1alpha2-not-carried.yaml',
+      0,
+      'strategies.removeDuplicates',
+      { enabled: true, excludeOwnerKinds: ['ReplicaSet'] },
+    ],
+    [
+      'v1alpha2-not-carried.yaml',
+      0,
+      'strategies.highNodeUtilization',
+      { enabled: true, thresholds: { cpu: 20, memory: 20, pods: 20 } },
+    ],
   ])('%s [%i]: spec.%s', async (file, index, path, value) => {
     const spec = documents((await convert(file)).out)[index]!.raw['spec'];
     let node: unknown = spec;
@@ -130,7 +164,6 @@ describe('convert --descheduler-policy', () => {
       'v1alpha2-full.yaml',
       0,
       [
-        'LowNodeUtilization',
         'evictSystemCriticalPods',
         'evictFailedBarePods',
         'nodeSelector',
@@ -139,9 +172,8 @@ describe('convert --descheduler-policy', () => {
         'schedule',
       ],
     ],
-    ['v1alpha2-not-carried.yaml', 0, ['RemoveDuplicates', 'HighNodeUtilization']],
     ['v1alpha2-not-carried.yaml', 1, ['priorityThreshold.name']],
-    ['v1alpha1.yaml', 0, ['RemoveDuplicates', 'LowNodeUtilization', 'nodeSelector', 'scope']],
+    ['v1alpha1.yaml', 0, ['nodeSelector', 'scope']],
   ])('%s [%i]: what does not carry over is a comment with a reason', async (file, index, settings) => {
     const comments = documents((await convert(file)).out)[index]!.comments;
     for (const setting of settings) {
@@ -150,6 +182,26 @@ describe('convert --descheduler-policy', () => {
       // A reason, not just the name: "X: not carried over: because …".
       expect(line!.length, setting).toBeGreaterThan(setting.length + 40);
     }
+  });
+
+  it("the descheduler chart's default policy: LowNodeUtilization and RemoveDuplicates carry over, one to one", async () => {
+    const r = await convert('chart-default-v1alpha2.yaml');
+    expect(r.code).toBe(0);
+    const [doc] = documents(r.out);
+    const strategies = (doc!.raw['spec'] as { strategies: Record<string, unknown> }).strategies;
+    expect(strategies['lowNodeUtilization']).toEqual({
+      enabled: true,
+      thresholds: { cpu: 20, memory: 20, pods: 20 },
+      targetThresholds: { cpu: 50, memory: 50, pods: 50 },
+    });
+    expect(strategies['removeDuplicates']).toEqual({ enabled: true, excludeOwnerKinds: [] });
+    const notCarried = doc!.comments.filter((c) => c.includes('not carried over'));
+    for (const plugin of ['LowNodeUtilization', 'RemoveDuplicates', 'RemovePodsViolating']) {
+      expect(notCarried.filter((c) => c.startsWith(plugin))).toEqual([]);
+    }
+    expect(
+      parsePolicy(doc!.raw, { file: 'chart-default-v1alpha2.yaml' }).spec.strategies.lowNodeUtilization,
+    ).toBeDefined();
   });
 
   it('names the policies after the profiles (DNS-1123)', async () => {

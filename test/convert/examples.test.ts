@@ -15,15 +15,6 @@ import { CHART_DEFAULT, README_EXAMPLES } from '../fixtures/descheduler/examples
 
 type Json = Record<string, unknown>;
 
-/**
- * Issue 20's plugins (LowNodeUtilization, HighNodeUtilization, RemoveDuplicates): their strategies are written on
- * another branch and reach `convert` through the registry once merged. Until then they may show as not carried
- * over; TIGHTEN THIS TO [] once issue 20's branch is merged, so every plugin must carry over.
- */
-const NOT_YET_REGISTERED: readonly string[] = ['LowNodeUtilization', 'HighNodeUtilization', 'RemoveDuplicates'].filter(
-  (p) => STRATEGIES.byDeschedulerPlugin(p) === undefined,
-);
-
 /** The output as kubectl reads it (YAML 1.1): the policies, each parsed by our parser, and their comment lines. */
 function converted(policy: Json): { specs: Json[]; comments: string[]; names: string[] } {
   const text = renderConverted(convertDeschedulerPolicy(policy, 'policy.yaml'), 'policy.yaml');
@@ -36,7 +27,7 @@ function converted(policy: Json): { specs: Json[]; comments: string[]; names: st
 /** The plugins whose whole configuration a comment says was not carried over. */
 function notCarried(comments: readonly string[]): string[] {
   return [...new Set(comments.flatMap((c) => /^# (\w+): not carried over/.exec(c)?.[1] ?? []))].filter(
-    (p) => STRATEGIES.byDeschedulerPlugin(p) !== undefined || NOT_YET_REGISTERED.includes(p),
+    (p) => STRATEGIES.byDeschedulerPlugin(p) !== undefined,
   );
 }
 
@@ -50,10 +41,9 @@ function enabledPlugins(policy: Json): string[] {
 }
 
 describe('convert: the descheduler documentation examples', () => {
-  it("the chart's default policy carries over every plugin with a strategy (issue 20's three once merged)", () => {
+  it("the chart's default policy carries over every plugin", () => {
     const { comments, specs } = converted(CHART_DEFAULT);
-    // On this branch the list may hold issue 20's plugins only; after merging it must be empty.
-    expect(NOT_YET_REGISTERED).toEqual(expect.arrayContaining(notCarried(comments)));
+    expect(notCarried(comments)).toEqual([]);
     expect(specs).toHaveLength(1);
     expect(specs[0]!['strategies']).toMatchObject({
       tooManyRestarts: { enabled: true, podRestartThreshold: 100, includingInitContainers: true },
@@ -69,7 +59,7 @@ describe('convert: the descheduler documentation examples', () => {
     const { specs, comments } = converted(example.policy);
     expect(specs.length).toBeGreaterThan(0);
     const whole = notCarried(comments);
-    expect([...NOT_YET_REGISTERED, ...(example.whole ?? [])]).toEqual(expect.arrayContaining(whole));
+    expect(example.whole ?? []).toEqual(expect.arrayContaining(whole));
     // Every plugin with a strategy is enabled in one of the policies (unless the example says why not).
     for (const plugin of enabledPlugins(example.policy)) {
       const strategy = STRATEGIES.byDeschedulerPlugin(plugin);

@@ -111,6 +111,27 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
     // The schema's pattern admits only unit-suffixed Go durations, so "positive" means some digit is not 0.
     intent: (self) => /[1-9]/.test(self),
   },
+  'thresholds and targetThresholds must name the same resources': {
+    path: '.spec.strategies.lowNodeUtilization',
+    rule: '!has(self.thresholds) || !has(self.targetThresholds) || (self.thresholds.all(k, k in self.targetThresholds) && self.targetThresholds.all(k, k in self.thresholds))',
+    intent: (self) => {
+      if (!has(self, 'thresholds') || !has(self, 'targetThresholds')) return true;
+      const low = Object.keys(self.thresholds).sort();
+      const high = Object.keys(self.targetThresholds).sort();
+      return low.join(',') === high.join(',');
+    },
+  },
+  'thresholds must not be above targetThresholds unless useDeviationThresholds is set': {
+    path: '.spec.strategies.lowNodeUtilization',
+    rule: '!has(self.thresholds) || !has(self.targetThresholds) || (has(self.useDeviationThresholds) && self.useDeviationThresholds) || self.thresholds.all(k, !(k in self.targetThresholds) || self.thresholds[k] <= self.targetThresholds[k])',
+    intent: (self) =>
+      !has(self, 'thresholds') ||
+      !has(self, 'targetThresholds') ||
+      self.useDeviationThresholds === true ||
+      Object.keys(self.thresholds).every(
+        (k) => !(k in self.targetThresholds) || self.thresholds[k] <= self.targetThresholds[k],
+      ),
+  },
   'priorityThreshold must set exactly one of value and className': {
     path: '.spec.eviction.priorityThreshold',
     rule: 'has(self.value) != has(self.className)',

@@ -378,6 +378,28 @@ describe('createMetrics', () => {
       );
     });
 
+    it('counts nodes per utilization class per policy, never a series per node, and drops them with the strategy', async () => {
+      const node = (name: string, c: 'under' | 'appropriate' | 'over') => ({
+        name,
+        class: c,
+        utilization: { cpu: 0.5 },
+      });
+      const nodes = [
+        node('a', 'over'),
+        node('b', 'under'),
+        node('c', 'under'),
+        ...Array.from({ length: 500 }, (_, i) => node(`n${i}`, 'appropriate')),
+      ];
+      metrics.recordPlan({ ...planOfEvictions('lnu', 2), nodes });
+      expect((await samples(registry, 'rebalancer_nodes_by_utilization')).sort()).toEqual([
+        'rebalancer_nodes_by_utilization{policy="lnu",class="appropriate"} 500',
+        'rebalancer_nodes_by_utilization{policy="lnu",class="over"} 1',
+        'rebalancer_nodes_by_utilization{policy="lnu",class="under"} 2',
+      ]);
+      metrics.recordPlan(planOfEvictions('lnu', 0));
+      expect(await samples(registry, 'rebalancer_nodes_by_utilization')).toEqual([]);
+    });
+
     it('forgets every series of a deleted policy and keeps the others', async () => {
       for (const policy of ['gone', 'kept']) {
         metrics.recordPlan(planOfEvictions(policy, 4));

@@ -1,0 +1,163 @@
+// The planner's load phase: the strategies that balance how much runs where (lowNodeUtilization,
+// highNodeUtilization, removeDuplicates) plan their moves after the rules and the spread groups, through the same
+// gates as every move (protections, priority threshold, PodDisruptionBudgets, limits, held workloads; Planner.attempt)
+// and the same simulated reschedule. What this phase adds to each strategy's own landing rule: on every node the
+// scheduler might choose (the target and its ties), the replacement breaks no rule another enabled strategy acts on,
+// that is, raises no acted-on or hard spread group above max(its skew, its maxSkew) and brings no acted-on violation
+// the pod does not have where it runs now. It also measures each node's utilization before and after, for the plan.
+import { detectionContext } from '../analysis/violations.js';
+import { isPodTerminal } from '../model/pods.js';
+import { skewTuple } from '../model/spread.js';
+import type { NodeInfo, PodInfo } from '../model/types.js';
+import type { PolicySpec } from '../policy/types.js';
+import { configOf, type StrategyRegistry } from '../strategies/registry.js';
+import type { LoadContext, NodeClassification, ViolationCheck, ViolationRecord } from '../strategies/types.js';
+import { utilizationOf } from '../strategies/utilization.js';
+import type { Planner } from './plan.js';
+import { compareCandidates } from './plan.js';
+import type { NodeReport } from './types.js';
+
+/** Resources every node report shows, besides those a strategy's thresholds name. */
+const SHOWN = ['cpu', 'memory', 'pods'];
+
+/** What a node has requested by resource (`pods`: its number of pods), from the plan's state. */
+function requestedOf(planner: Planner, node: NodeInfo): Record<string, number> {
+  const usage = planner.state.usageOf(node.name);
+  return { ...usage.requested, pods: usage.pods };
+}
+
+/** The original pods on each node (live or not: podsOn filters them by the plan's state). */
+function podsByNode(planner: Planner): Map<string, PodInfo[]> {
+  const out = new Map<string, PodInfo[]>();
+  for (const pod of planner.analysis.snapshot.pods) {
+    if (pod.nodeName === undefined || isPodTerminal(pod)) continue;
+    const list = out.get(pod.nodeName);
+    if (list) list.push(pod);
+    else out.set(pod.nodeName, [pod]);
+  }
+  return out;
+}
+
+/**
+ * Why a replacement of `pod`, moved from `from` to `target`, would break a rule another enabled strategy acts on
+ * (or a hard spread constraint, which the scheduler enforces whatever the policy); undefined when it breaks none.
+ */
+interface RuleWatch {
+  readonly planner: Planner;
+  readonly spec: PolicySpec;
+  readonly strategies: StrategyRegistry;
+  /** The enabled rule strategies' detectors. */
+  readonly checks: readonly { strategy: string; check: ViolationCheck; actsOnSoft: boolean }[];
+}
+
+function breaksRule(
+  { planner, spec, strategies, checks }: RuleWatch,
+  pod: PodInfo,
+  from: NodeInfo,
+  target: NodeInfo,
+): string | undefined {
+  const state = planner.state;
+  for (const g of state.groupsSelecting(pod.namespace, pod.labels)) {
+    const c = g.group.constraint;
+    const actedOn =
+      c.whenUnsatisfiable === 'DoNotSchedule' ||
+      strategies.skew.some((s) => s.actsOn(g.group, configOf(spec.strategies, s)));
+    if (!actedOn) continue;
+    const before = skewTuple(g.counts, c.minDomains)[0];
+    const after = state.tupleAfter(g, pod, from, target)[0];
+    if (after > Math.max(before, c.maxSkew)) {
+      return `its replacement on ${target.name} would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${after}`;
+    }
+  }
+  const found = (node: NodeInfo): ViolationRecord[] => {
+    const out: ViolationRecord[] = [];
+    for (const c of checks) c.check(pod, node, out);
+    return out.filter((v) => !v.soft || checks.find((c) => c.strategy === v.strategy)?.actsOnSoft);
+  };
+  const already = new Set(found(from).map((v) => v.strategy));
+  const broken = found(target).find((v) => !already.has(v.strategy));
+  return broken === undefined
+    ? undefined
+    : `its replacement on ${target.name} would break ${broken.strategy}: ${broken.reason}`;
+}
+
+/**
+ * Runs the enabled load strategies on the planner's state, in registration order, and returns each node's report
+ * (the first classifying strategy's classes; utilization before the phase and after the whole plan).
+ */
+export function planLoad(planner: Planner, spec: PolicySpec, strategies: StrategyRegistry): NodeReport[] {
+  const enabled = strategies.load.filter((s) => configOf(spec.strategies, s).enabled);
+  if (enabled.length === 0) return [];
+  const nodes = planner.state.nodeList;
+  const before = new Map(nodes.map((n) => [n.name, requestedOf(planner, n)]));
+  const byNode = podsByNode(planner);
+  const analysis = planner.analysis;
+  const detection = detectionContext({
+    spec,
+    inScope: analysis.inScope,
+    nodes: analysis.nodes,
+    index: analysis.index,
+    namespaceLabels: analysis.namespaceLabels,
+  });
+  const checks = strategies.rules
+    .filter((s) => configOf(spec.strategies, s).enabled)
+    .map((s) => {
+      const config = configOf(spec.strategies, s);
+      return { strategy: s.name, check: s.detector(detection, config), actsOnSoft: s.actsOnSoft(config) };
+    });
+  const watch: RuleWatch = { planner, spec, strategies, checks };
+  const classifications: NodeClassification[] = [];
+  for (const s of enabled) {
+    const ctx: LoadContext = {
+      nodes,
+      requested: (node) => requestedOf(planner, node),
+      podsOn: (node) => (byNode.get(node.name) ?? []).filter((p) => planner.state.isLive(p)),
+      compare: compareCandidates,
+      move(pod, reason, lands) {
+        const from = planner.state.nodeOf(pod);
+        if (from === undefined) return 'pod is already planned for eviction';
+        const judge = (targets: readonly NodeInfo[]): string | undefined => {
+          const own = lands(targets);
+          if (own !== undefined) return own;
+          for (const t of targets) {
+            const broken = breaksRule(watch, pod, from, t);
+            if (broken !== undefined) return broken;
+          }
+          return undefined;
+        };
+        const result = planner.attempt(pod, {
+          strategy: s.name,
+          helps: (_p, target, _from, ties) => (target === undefined ? 'no target node' : judge([target, ...ties])),
+          // Without nodeFit: the first node where the landing helps, resources and scores aside.
+          fallbackTarget: () => nodes.find((n) => n !== from && judge([n]) === undefined),
+        });
+        if (!result.ok) return result.reason;
+        if (result.target === undefined) return 'no node where the replacement would help';
+        planner.commit(pod, result.target, s.name, reason);
+        return { target: result.target, ties: result.ties ?? [] };
+      },
+      mark: () => planner.moves.length,
+      undo: (mark, why) => (why === undefined ? planner.takeBack(mark) : planner.rollback(mark, why)),
+      skip: (pod, reason) => planner.skip(pod, s.name, reason),
+      get cycleFull() {
+        return planner.limits.cycleFull;
+      },
+    };
+    const c = s.plan(ctx, configOf(spec.strategies, s));
+    if (c !== undefined) classifications.push(c);
+  }
+  const first = classifications[0];
+  const resources = [...new Set([...SHOWN, ...(first?.resources ?? [])])];
+  return nodes.map((n) => ({
+    name: n.name,
+    class: first?.classes.get(n.name) ?? 'appropriate',
+    utilization: rounded(utilizationOf(n, before.get(n.name)!, resources)),
+    utilizationAfter: rounded(utilizationOf(n, requestedOf(planner, n), resources)),
+  }));
+}
+
+function rounded(u: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [r, v] of Object.entries(u)) out[r] = Math.round(v * 1e4) / 1e4;
+  return out;
+}

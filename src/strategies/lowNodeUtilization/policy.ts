@@ -1,0 +1,64 @@
+// spec.strategies.lowNodeUtilization: its type, defaults and validation (the descheduler's LowNodeUtilizationArgs).
+import type { PolicySection, StrategyConfig } from '../types.js';
+import { readThresholds, USAGE_SOURCES, type ResourcePercents, type UsageSource } from '../utilization.js';
+
+export interface LowNodeUtilizationConfig extends StrategyConfig {
+  /** A node at or below ALL of these (percent of allocatable) is underutilized: replacements go there. */
+  readonly thresholds: ResourcePercents;
+  /** A node above ANY of these is overutilized: pods move off it until it is at or below all of them. */
+  readonly targetThresholds: ResourcePercents;
+  /** Both as percentage points below / above the mean utilization of the nodes. */
+  readonly useDeviationThresholds: boolean;
+  /** Act only when more nodes than this are underutilized. */
+  readonly numberOfNodes: number;
+  readonly usage: UsageSource;
+}
+
+export const lowNodeUtilizationSection: PolicySection<LowNodeUtilizationConfig> = {
+  fields: ['enabled', 'thresholds', 'targetThresholds', 'useDeviationThresholds', 'numberOfNodes', 'usage'],
+  defaults: {
+    // Moving running pods for load alone is a choice a policy makes explicitly.
+    enabled: false,
+    // The descheduler's documented example: a node using a fifth of its capacity or less has room to take pods.
+    thresholds: { cpu: 20, memory: 20, pods: 20 },
+    // Above half of any resource, a node sheds pods until it is at or below half of every one.
+    targetThresholds: { cpu: 50, memory: 50, pods: 50 },
+    // Static thresholds are the easiest to reason about; deviations suit clusters whose mean load moves.
+    useDeviationThresholds: false,
+    // Any underutilized node is worth filling.
+    numberOfNodes: 0,
+    // Requests are what the scheduler places by, so a replacement's landing can be predicted from them.
+    usage: 'Requests',
+  },
+  read(r, section, path) {
+    const thresholds = readThresholds(r, section, 'thresholds', path);
+    const targetThresholds = readThresholds(r, section, 'targetThresholds', path);
+    const useDeviationThresholds = r.bool(section, 'useDeviationThresholds', path);
+    const d = lowNodeUtilizationSection.defaults;
+    const low = thresholds ?? d.thresholds;
+    const high = targetThresholds ?? d.targetThresholds;
+    // The descheduler's rules: the same resources in both, and (static thresholds) none above its target.
+    const lowKeys = Object.keys(low).sort();
+    const highKeys = Object.keys(high).sort();
+    if (lowKeys.join('\u0000') !== highKeys.join('\u0000')) {
+      r.fail(
+        `${path}.targetThresholds`,
+        `must name the same resources as thresholds (${lowKeys.join(', ')}; got ${highKeys.join(', ')})`,
+      );
+    } else if (!(useDeviationThresholds ?? d.useDeviationThresholds)) {
+      for (const k of lowKeys) {
+        if (low[k]! > high[k]!) {
+          r.fail(`${path}.thresholds.${k}`, `must not be above targetThresholds.${k} (${low[k]} > ${high[k]})`);
+        }
+      }
+    }
+    return {
+      enabled: r.bool(section, 'enabled', path),
+      thresholds,
+      targetThresholds,
+      useDeviationThresholds,
+      numberOfNodes: r.integer(section, 'numberOfNodes', path, 0),
+      usage: r.oneOf(section, 'usage', path, USAGE_SOURCES),
+    };
+  },
+};

@@ -1,0 +1,294 @@
+// lowNodeUtilization and highNodeUtilization against the real control plane (issue 20's acceptance): the real
+// kube-scheduler places every pod and replacement, the real ReplicaSet controller replaces every evicted pod, the real
+// disruption controller keeps PDB status; evictions are counted from the API server's audit log, PDB floors from a
+// watch. Each scenario has its own control plane, since utilization is measured over every node.
+//
+// The MostAllocated scenario needs kube-scheduler started with a KubeSchedulerConfiguration (the harness's
+// `schedulerConfig` option / `restartScheduler(config)`) and the operator given the same file (`schedulerProfile`,
+// read by `loadSchedulerConfig`): both come with issue 19. Until they are there the scenario says so and is skipped.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { main } from '../../src/cli/program.js';
+import { controlPlaneAvailable } from '../controlplane/index.js';
+import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
+import {
+  addZone,
+  createDeployment,
+  createPolicy,
+  evictionRequests,
+  installManifests,
+  isDryRun,
+  labelNodes,
+  livePods,
+  MERGE,
+  OPERATOR_NAMESPACE,
+  operatorKubeConfig,
+  PdbFloorWatch,
+  startCluster,
+  waitFor,
+  waitForBudget,
+  waitForReady,
+  type Cluster,
+} from './cluster.js';
+
+const NS = 'load';
+const LIMITS = { maxPerCycle: 20, maxPerNode: 10, maxPerNamespace: 20, maxPerWorkload: 1, minPodAge: '0s' };
+
+/** CPU requested per node (millicores), from the live pods. */
+async function cpuByNode(c: Cluster): Promise<Map<string, number>> {
+  const pods = (await c.core.listNamespacedPod({ namespace: NS })).items;
+  const out = new Map<string, number>();
+  for (const p of pods) {
+    if (p.metadata?.deletionTimestamp !== undefined || p.spec?.nodeName === undefined) continue;
+    const cpu = p.spec.containers.reduce((s, ct) => s + milli(ct.resources?.requests?.['cpu']), 0);
+    out.set(p.spec.nodeName, (out.get(p.spec.nodeName) ?? 0) + cpu);
+  }
+  return out;
+}
+
+function milli(q: string | undefined): number {
+  if (q === undefined) return 0;
+  return q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000;
+}
+
+function evictedPods(c: Cluster, mark: number): string[] {
+  return evictionRequests(c.cp)
+    .slice(mark)
+    .filter((e) => !isDryRun(e) && e.objectRef?.namespace === NS && e.responseStatus?.code === 201)
+    .map((e) => e.objectRef!.name!);
+}
+
+async function nodesOf(c: Cluster, app: string): Promise<string[]> {
+  return (await livePods(c, NS, app)).map((p) => p.spec!.nodeName!).sort();
+}
+
+describe.skipIf(!controlPlaneAvailable())('utilization strategies on a real control plane', () => {
+  const operators: OperatorHandle[] = [];
+  const watches: PdbFloorWatch[] = [];
+  const clusters: Cluster[] = [];
+
+  afterEach(async () => {
+    for (const w of watches.splice(0)) w.stop();
+    for (const op of operators.splice(0)) await op.stop();
+    for (const c of clusters.splice(0)) await c.stop();
+  });
+
+  async function cluster(zone: string, nodes: number): Promise<Cluster> {
+    const c = await startCluster({ zones: [zone], nodesPerZone: nodes, nodeCpu: '4' });
+    clusters.push(c);
+    await installManifests(c);
+    return c;
+  }
+
+  async function operator(c: Cluster, extra: Record<string, unknown> = {}): Promise<OperatorHandle> {
+    const op = startOperatorWith(await operatorKubeConfig(c), {
+      namespace: OPERATOR_NAMESPACE,
+      minReplanIntervalMs: 200,
+      ...extra,
+    });
+    operators.push(op);
+    onTestFailed(() =>
+      console.log(
+        op.logs
+          .slice(-60)
+          .map((l) => JSON.stringify(l))
+          .join('\n'),
+      ),
+    );
+    await op.operator.waitForSync();
+    return op;
+  }
+
+  it('LowNodeUtilization: on-demand nodes at 80%, two empty spot nodes join: 6 evictions, none pinned, none back on on-demand', async () => {
+    const c = await cluster('od', 3);
+    const onDemand = ['od-node-1', 'od-node-2', 'od-node-3'];
+    await labelNodes(c, onDemand, { 'capacity-type': 'on-demand' });
+    const pinned = { 'capacity-type': 'on-demand' };
+    await createDeployment(c, {
+      namespace: NS,
+      name: 'free',
+      replicas: 12,
+      zoneMaxSkew: null,
+      cpu: '400m',
+      pdb: { maxUnavailable: 1 },
+    });
+    await createDeployment(c, {
+      namespace: NS,
+      name: 'pinned',
+      replicas: 12,
+      zoneMaxSkew: null,
+      cpu: '400m',
+      nodeSelector: pinned,
+      pdb: { maxUnavailable: 1 },
+    });
+    await waitForReady(c, NS, 'free', 12);
+    await waitForReady(c, NS, 'pinned', 12);
+    // The scheduler spreads them 8/8/8: 3.2 of 4 CPU requested on each on-demand node.
+    expect([...(await cpuByNode(c)).values()]).toEqual([3200, 3200, 3200]);
+    await waitForBudget(c, NS, 'free', 1);
+    for (const app of ['free', 'pinned']) {
+      const floor = new PdbFloorWatch(c, NS, app, 11);
+      watches.push(floor);
+      await floor.start();
+    }
+    const spot = await addZone(c, 'spot', 2, '4');
+    await labelNodes(c, spot, { 'capacity-type': 'spot' });
+
+    const mark = evictionRequests(c.cp).length;
+    await createPolicy(c, 'lnu', {
+      mode: 'Evict',
+      namespaces: { include: [NS] },
+      eviction: LIMITS,
+      strategies: {
+        lowNodeUtilization: {
+          enabled: true,
+          thresholds: { cpu: 20, memory: 20, pods: 20 },
+          targetThresholds: { cpu: 60, memory: 60, pods: 60 },
+        },
+      },
+    });
+    const op = await operator(c);
+    const atTarget = async (): Promise<boolean> =>
+      [...(await cpuByNode(c)).values()].every((m) => m <= 2400) && (await livePods(c, NS, 'free')).length === 12;
+    for (let i = 0; i < 10 && !(await atTarget()); i++) await op.operator.tick('lnu');
+    await waitFor(atTarget, 30_000, 'every node at or below 60% cpu');
+    await waitForReady(c, NS, 'free', 12);
+    // One more cycle finds nothing left to do.
+    await op.operator.tick('lnu');
+
+    const evicted = evictedPods(c, mark);
+    expect(evicted).toHaveLength(6);
+    expect(evicted.every((name) => name.startsWith('free-'))).toBe(true);
+    const cpu = await cpuByNode(c);
+    for (const node of [...onDemand, ...spot]) expect(cpu.get(node) ?? 0).toBeLessThanOrEqual(2400);
+    // Every replacement is on a spot node: six free pods there, and the on-demand nodes kept the rest.
+    expect((await nodesOf(c, 'free')).filter((n) => spot.includes(n))).toHaveLength(6);
+    expect((await nodesOf(c, 'pinned')).every((n) => onDemand.includes(n))).toBe(true);
+    for (const w of watches) expect(w.breaches, 'PDB floors').toEqual([]);
+  }, 240_000);
+
+  /** 5 nodes of 4 CPU: low-1 and low-2 with 2 pods of 400m (20%), high-1..3 with 6 (60%). */
+  async function packingCluster(): Promise<Cluster> {
+    const c = await cluster('high', 3);
+    await createDeployment(c, { namespace: NS, name: 'fill', replicas: 18, zoneMaxSkew: null, cpu: '400m' });
+    await waitForReady(c, NS, 'fill', 18);
+    const low = await addZone(c, 'low', 2, '4');
+    // The high nodes are cordoned while `light` is placed, so its pods go to the new nodes only (two each).
+    const high = ['high-node-1', 'high-node-2', 'high-node-3'];
+    const cordon = async (unschedulable: boolean): Promise<void> => {
+      for (const name of high) await c.core.patchNode({ name, body: { spec: { unschedulable } } }, MERGE);
+    };
+    await cordon(true);
+    await createDeployment(c, { namespace: NS, name: 'light', replicas: 4, zoneMaxSkew: null, cpu: '400m' });
+    await waitForReady(c, NS, 'light', 4);
+    await cordon(false);
+    expect(await nodesOf(c, 'light')).toEqual([low[0], low[0], low[1], low[1]]);
+    return c;
+  }
+
+  const HNU = {
+    mode: 'Evict',
+    namespaces: { include: [NS] },
+    eviction: LIMITS,
+    strategies: { highNodeUtilization: { enabled: true, thresholds: { cpu: 30 } } },
+  };
+
+  it('HighNodeUtilization, default (LeastAllocated) scheduler: nothing is evicted, and the plan says why', async () => {
+    const c = await packingCluster();
+    const dir = mkdtempSync(join(tmpdir(), 'hnu-'));
+    try {
+      const policyFile = join(dir, 'policy.yaml');
+      writeFileSync(
+        policyFile,
+        JSON.stringify({
+          apiVersion: 'rebalancer.dev/v1alpha1',
+          kind: 'RebalancePolicy',
+          metadata: { name: 'hnu' },
+          spec: HNU,
+        }),
+      );
+      let out = '';
+      const code = await main(['plan', '--kubeconfig', c.cp.kubeconfigPath, '--policy', policyFile, '-o', 'json'], {
+        stdout: (s) => (out += s),
+        stderr: () => {},
+      });
+      expect(code).toBe(0);
+      const plan = parseYaml(out) as { evictions: unknown[]; skipped: Array<{ reason: string }> };
+      expect(plan.evictions).toEqual([]);
+      expect(plan.skipped.map((s) => s.reason).join('\n')).toMatch(
+        /would land on low-node-[12], an underutilized node being emptied/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const mark = evictionRequests(c.cp).length;
+    await createPolicy(c, 'hnu', HNU);
+    const op = await operator(c);
+    await op.operator.tick('hnu');
+    expect(evictedPods(c, mark)).toEqual([]);
+  }, 180_000);
+
+  it('HighNodeUtilization, MostAllocated scheduler: both 20% nodes end empty after 4 evictions, all onto 60% nodes', async (ctx) => {
+    // Issue 19 brings both the --scheduler-config reader and the harness's restartScheduler.
+    const loaderPath = '../../src/scheduling/schedulerConfigFile.js';
+    const loader = (await import(loaderPath).catch(() => undefined)) as
+      { loadSchedulerConfig(path: string): unknown } | undefined;
+    if (loader === undefined) {
+      console.log('skipped: needs the scheduler config harness and --scheduler-config of issue 19 (merge it first)');
+      ctx.skip();
+      return;
+    }
+    const c = await packingCluster();
+    const dir = mkdtempSync(join(tmpdir(), 'most-'));
+    const config = join(dir, 'scheduler.yaml');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        apiVersion: 'kubescheduler.config.k8s.io/v1',
+        kind: 'KubeSchedulerConfiguration',
+        profiles: [
+          {
+            schedulerName: 'default-scheduler',
+            pluginConfig: [
+              {
+                name: 'NodeResourcesFit',
+                args: {
+                  scoringStrategy: {
+                    type: 'MostAllocated',
+                    resources: [
+                      { name: 'cpu', weight: 1 },
+                      { name: 'memory', weight: 1 },
+                    ],
+                  },
+                },
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    try {
+      const cp = c.cp as unknown as { restartScheduler?(config?: string): Promise<void> };
+      if (cp.restartScheduler === undefined)
+        throw new Error('the harness cannot restart kube-scheduler with a --config');
+      await cp.restartScheduler(config);
+      const mark = evictionRequests(c.cp).length;
+      await createPolicy(c, 'hnu', HNU);
+      const op = await operator(c, { schedulerProfile: loader.loadSchedulerConfig(config) });
+      const emptied = async (): Promise<boolean> => {
+        const nodes = await nodesOf(c, 'light');
+        return nodes.every((n) => n.startsWith('high-')) && nodes.length === 4;
+      };
+      for (let i = 0; i < 8 && !(await emptied()); i++) await op.operator.tick('hnu');
+      await waitFor(emptied, 30_000, 'both low nodes empty');
+      expect(evictedPods(c, mark)).toHaveLength(4);
+      const cpu = await cpuByNode(c);
+      expect([cpu.get('low-node-1') ?? 0, cpu.get('low-node-2') ?? 0]).toEqual([0, 0]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
