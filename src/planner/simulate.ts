@@ -4,6 +4,7 @@
 import { analyze } from '../analysis/analyze.js';
 import type { ClusterSnapshot, PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
+import type { SchedulerProfile } from '../scheduling/profile.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
 import { planCycle, type Move } from './plan.js';
 import { topologyReports, violationReports } from './report.js';
@@ -36,6 +37,8 @@ export interface SimulationOptions {
   readonly onCycle?: (cycle: number, of: number) => void;
   /** The strategies to plan with: the built-in ones unless a caller registered others. */
   readonly strategies?: StrategyRegistry;
+  /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults otherwise. */
+  readonly schedulerProfile?: SchedulerProfile;
 }
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -67,7 +70,10 @@ function replacementOf(move: Move, now: number, seed: number): PodInfo {
   };
 }
 
-/** Applies a cycle's moves: evicted pods are gone, replacements run where the simulation placed them. */
+/**
+ * Applies a cycle's moves: evicted pods are gone, replacements run where the simulation placed them — on `target`,
+ * also when the scheduler scores other nodes equal (`targetTies`; the plan kept the move only if it is right on each).
+ */
 export function applyMoves(snapshot: ClusterSnapshot, moves: readonly Move[], seedBase: number): ClusterSnapshot {
   const evicted = new Set(moves.map((m) => m.pod.uid));
   const pods = snapshot.pods.filter((p) => !evicted.has(p.uid));
@@ -83,7 +89,10 @@ export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: Sim
   let stalled = false;
   for (let i = 0; i < options.cycles; i++) {
     options.onCycle?.(i + 1, options.cycles);
-    const outcome = planCycle(current, policy, { strategies: options.strategies });
+    const outcome = planCycle(current, policy, {
+      strategies: options.strategies,
+      schedulerProfile: options.schedulerProfile,
+    });
     cycles.push(outcome.plan);
     if (outcome.moves.length === 0) {
       stalled = repairableSkew(outcome.plan).length > 0;

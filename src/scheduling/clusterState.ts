@@ -6,7 +6,9 @@ import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
 import { requiredAffinityProblem, termSelectsNamespace } from '../model/podAffinity.js';
 import { isCounted, isPodTerminal } from '../model/pods.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
-import type { Labels, NodeInfo, PodAffinityTerm, PodInfo } from '../model/types.js';
+import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, Selector } from '../model/types.js';
+import { DEFAULT_PROFILE, type SchedulerProfile } from './profile.js';
+import { nonZeroRequests } from './scores/resources.js';
 import type { Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 
@@ -18,6 +20,20 @@ export interface GroupState {
 export interface NodeUsage {
   readonly requested: Record<string, number>;
   pods: number;
+  /** cpu and memory with the scheduler's non-zero defaults (what NodeResourcesFit scoring counts). */
+  nonZeroCpu: number;
+  nonZeroMemory: number;
+}
+
+/**
+ * Existing pods' affinity terms that score an incoming pod they select (InterPodAffinity scoring): the summed weight
+ * per domain of the owners' nodes — required affinity counts hardPodAffinityWeight, preferred affinity its weight,
+ * preferred anti-affinity minus its weight.
+ */
+export interface ScoreTermGroup {
+  readonly term: PodAffinityTerm;
+  readonly owner: PodInfo;
+  readonly perDomain: Map<string, number>;
 }
 
 /** A pod of the simulation: an original pod or a replacement, and the node it is on. */
@@ -77,12 +93,18 @@ export class ClusterState {
   private version = 0;
   private readonly allTermsMemo = new Map<string, { version: number; placed: Placed[] }>();
 
-  constructor(private readonly analysis: Analysis) {
+  private readonly scoreTerms = new Map<string, ScoreTermGroup>();
+
+  constructor(
+    private readonly analysis: Analysis,
+    /** The scheduler configuration replacements are placed by. */
+    readonly profile: SchedulerProfile = DEFAULT_PROFILE,
+  ) {
     this.nodes = analysis.nodes;
     this.nodeList = analysis.snapshot.nodes;
     this.nodeList.forEach((node, i) => {
       this.nodeIndex.set(node.name, i);
-      this.usage.push({ requested: {}, pods: 0 });
+      this.usage.push({ requested: {}, pods: 0, nonZeroCpu: 0, nonZeroMemory: 0 });
     });
     for (const pod of analysis.snapshot.pods) {
       // Every pod bound to a node holds its resources until it is gone, terminating ones included.
@@ -101,6 +123,7 @@ export class ClusterState {
       const node = this.nodes.get(pod.nodeName!)!;
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);
       if (pod.podAffinity.length > 0) this.affinityOwners.push({ pod, node });
+      this.addScoreTerms(pod, node, 1);
     }
   }
 
@@ -303,6 +326,73 @@ export class ClusterState {
     g.perDomain.set(domain, (g.perDomain.get(domain) ?? 0) + delta);
   }
 
+  // ---- scoring ----------------------------------------------------------------------------------------------------
+
+  /** The live pods' affinity terms that score other pods (see ScoreTermGroup), maintained by every change. */
+  scoreTermGroups(): IterableIterator<ScoreTermGroup> {
+    return this.scoreTerms.values();
+  }
+
+  /** Adds (sign 1) or removes (-1) a pod's terms that score incoming pods, at its node's domains. */
+  private addScoreTerms(pod: PodInfo, node: NodeInfo, sign: 1 | -1): void {
+    const hard = this.profile.hardPodAffinityWeight ?? 1;
+    if (hard > 0) for (const term of pod.podAffinity) this.addScoreTerm(term, pod, node, sign * hard);
+    for (const p of pod.preferredPodAffinity ?? []) this.addScoreTerm(p.term, pod, node, sign * p.weight);
+    for (const p of pod.preferredPodAntiAffinity ?? []) this.addScoreTerm(p.term, pod, node, -sign * p.weight);
+  }
+
+  private addScoreTerm(term: PodAffinityTerm, owner: PodInfo, node: NodeInfo, weight: number): void {
+    const domain = labelValue(node.labels, term.topologyKey);
+    if (domain === undefined) return;
+    const key = termKey(term, owner);
+    let g = this.scoreTerms.get(key);
+    if (!g) {
+      g = { term, owner, perDomain: new Map() };
+      this.scoreTerms.set(key, g);
+    }
+    g.perDomain.set(domain, (g.perDomain.get(domain) ?? 0) + weight);
+  }
+
+  /**
+   * Per node index, how many live pods of `namespace` match `selector` (the replacements included): what
+   * PodTopologySpread's scoring counts. Memoised until the state changes.
+   */
+  matchingPerNode(namespace: string, selector: Selector): ReadonlyMap<number, number> {
+    const key = `${namespace}\u0000${selectorText(selector)}`;
+    const memo = this.perNodeMemo.get(key);
+    if (memo !== undefined && memo.version === this.version) return memo.counts;
+    const counts = new Map<number, number>();
+    const bump = (node: NodeInfo | undefined): void => {
+      const i = node === undefined ? undefined : this.nodeIndex.get(node.name);
+      if (i !== undefined) counts.set(i, (counts.get(i) ?? 0) + 1);
+    };
+    for (const pod of this.analysis.index.select(namespace, selector)) {
+      if (this.isLive(pod) && !this.location.has(pod.uid)) bump(this.nodeOf(pod));
+    }
+    for (const r of this.added) {
+      if (r.pod.namespace === namespace && matchesSelector(selector, r.pod.labels)) bump(r.node);
+    }
+    if (this.perNodeMemo.size > 4096) this.perNodeMemo.clear();
+    this.perNodeMemo.set(key, { version: this.version, counts });
+    return counts;
+  }
+
+  private readonly perNodeMemo = new Map<string, { version: number; counts: Map<number, number> }>();
+
+  /** ImageLocality's view of node.status.images: per node, image name → size; per name, how many nodes have it. */
+  imageStates(): ImageStates {
+    return this.memo('imageStates', () => {
+      const perNode = this.nodeList.map((node) => {
+        const sizes = new Map<string, number>();
+        for (const image of node.images ?? []) for (const name of image.names) sizes.set(name, image.sizeBytes);
+        return sizes;
+      });
+      const nodesWith = new Map<string, number>();
+      for (const sizes of perNode) for (const name of sizes.keys()) nodesWith.set(name, (nodesWith.get(name) ?? 0) + 1);
+      return { perNode, nodesWith, any: nodesWith.size > 0 };
+    });
+  }
+
   // ---- changes ----------------------------------------------------------------------------------------------------
 
   /** Applies an eviction of `pod` and, when `target` is given, its replacement landing there. */
@@ -313,6 +403,7 @@ export class ClusterState {
     if (from) {
       addResources(this.usageOf(from.name), pod, -1);
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, -1);
+      this.addScoreTerms(pod, from, -1);
     }
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const counts = this.countsAfter(g, pod, from, undefined);
@@ -335,6 +426,7 @@ export class ClusterState {
     this.removed.delete(pod.uid);
     addResources(this.usageOf(from.name), pod, 1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, 1);
+    this.addScoreTerms(pod, from, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(from.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);
@@ -351,6 +443,7 @@ export class ClusterState {
     }
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, -1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, -1);
+    this.addScoreTerms(pod, node, -1);
     const last = this.added.pop();
     if (last?.pod !== pod) throw new Error('ClusterState.uncommit: undos must reverse the order of commits');
     if (pod.podAffinity.length > 0) this.affinityOwners.pop();
@@ -367,6 +460,7 @@ export class ClusterState {
     }
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, 1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);
+    this.addScoreTerms(pod, node, 1);
     const placed = { pod, node };
     if (pod.podAffinity.length > 0) this.affinityOwners.push(placed);
     this.added.push(placed);
@@ -385,6 +479,16 @@ function addResources(usage: NodeUsage, pod: PodInfo, sign: 1 | -1): void {
   const requests = pod.requests;
   for (const name in requests) usage.requested[name] = (usage.requested[name] ?? 0) + sign * requests[name]!;
   usage.pods += sign;
+  const nonZero = nonZeroRequests(pod);
+  usage.nonZeroCpu += sign * nonZero.cpu;
+  usage.nonZeroMemory += sign * nonZero.memory;
+}
+
+export interface ImageStates {
+  readonly perNode: readonly ReadonlyMap<string, number>[];
+  readonly nodesWith: ReadonlyMap<string, number>;
+  /** Whether any node reports images (when none does, ImageLocality scores every node 0). */
+  readonly any: boolean;
 }
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {

@@ -65,6 +65,8 @@ export interface SchedulerProfile {
    */
   readonly spreadDefaulting:
     { readonly type: 'System' } | { readonly type: 'List'; readonly constraints: readonly ProfileSpreadConstraint[] };
+  /** InterPodAffinityArgs.hardPodAffinityWeight: what an existing pod's required affinity adds to a node (default 1). */
+  readonly hardPodAffinityWeight?: number;
 }
 
 /** v1.26's default profile (pkg/scheduler/apis/config/v1beta3 and v1 defaults, read from upstream source). */
