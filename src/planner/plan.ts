@@ -42,6 +42,11 @@ export interface PlanOptions {
   readonly strategies?: StrategyRegistry;
   /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults otherwise. */
   readonly schedulerProfile?: SchedulerProfile;
+  /**
+   * Which landings a move must be right on: every node the scheduler may pick (`everyTie`, the default and the only
+   * safe choice), or `targetOnly` — kept for the property test that shows why every tie must be checked.
+   */
+  readonly landingCheck?: 'everyTie' | 'targetOnly';
 }
 
 export interface Move {
@@ -246,7 +251,8 @@ class Planner {
     ties: readonly NodeInfo[],
     rules: AttemptRules,
   ): string | undefined {
-    const landings = target === undefined ? [undefined] : [target, ...ties];
+    const landings =
+      target === undefined ? [undefined] : this.options.landingCheck === 'targetOnly' ? [target] : [target, ...ties];
     const afterGone =
       target === undefined ? undefined : placementCheck(this.state, pod, { pod, node: from }, 'interPod');
     for (const node of landings) {

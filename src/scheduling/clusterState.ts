@@ -94,6 +94,8 @@ export class ClusterState {
   private readonly allTermsMemo = new Map<string, { version: number; placed: Placed[] }>();
 
   private readonly scoreTerms = new Map<string, ScoreTermGroup>();
+  /** Bound pods already terminating: not in the analysis' pod index, but InterPodAffinity still counts them. */
+  private readonly terminatingPods: PodInfo[] = [];
 
   constructor(
     private readonly analysis: Analysis,
@@ -119,7 +121,8 @@ export class ClusterState {
       for (const member of group.members) pushTo(this.memberGroups, member.uid, state);
     }
     for (const pod of analysis.snapshot.pods) {
-      if (!this.isLive(pod)) continue;
+      if (!this.isPresent(pod)) continue;
+      if (pod.terminating) this.terminatingPods.push(pod);
       const node = this.nodes.get(pod.nodeName!)!;
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);
       if (pod.podAffinity.length > 0) this.affinityOwners.push({ pod, node });
@@ -132,6 +135,17 @@ export class ClusterState {
   /** Counted by the scheduler and not evicted in this plan. */
   isLive(pod: PodInfo): boolean {
     return !this.removed.has(pod.uid) && isCounted(pod) && this.nodes.has(pod.nodeName!);
+  }
+
+  /**
+   * On its node as kube-scheduler's InterPodAffinity sees it: bound, not finished and not evicted in this plan —
+   * terminating pods included (upstream does not skip them, unlike PodTopologySpread). The inter-pod counts of the
+   * placement use it; a dependency on a terminating partner is not one (see affinityDependents).
+   */
+  isPresent(pod: PodInfo): boolean {
+    return (
+      !this.removed.has(pod.uid) && pod.nodeName !== undefined && !isPodTerminal(pod) && this.nodes.has(pod.nodeName)
+    );
   }
 
   isRemoved(pod: PodInfo): boolean {
@@ -234,8 +248,11 @@ export class ClusterState {
       for (const namespace of this.analysis.index.namespaceNames()) {
         if (!termSelectsNamespace(term, owner, namespace, ns)) continue;
         for (const pod of this.analysis.index.select(namespace, term.selector)) {
-          if (this.isLive(pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
+          if (this.isPresent(pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
         }
+      }
+      for (const pod of this.terminatingPods) {
+        if (this.isPresent(pod) && this.termMatches(term, owner, pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
       }
       for (const r of this.added) if (this.termMatches(term, owner, r.pod)) bumpTerm(tc, r.node, 1);
       this.termCounts.set(key, tc);
@@ -284,9 +301,10 @@ export class ClusterState {
     for (const namespace of this.analysis.index.namespaceNames()) {
       if (!termSelectsNamespace(first, owner, namespace, this.analysis.namespaceLabels)) continue;
       for (const pod of this.analysis.index.select(namespace, first.selector)) {
-        if (this.isLive(pod) && matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
+        if (this.isPresent(pod) && matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
       }
     }
+    for (const pod of this.terminatingPods) if (matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
     for (const r of this.added) if (matchesAll(r.pod)) out.push(r);
     this.allTermsMemo.set(key, { version: this.version, placed: out });
     return out;
@@ -300,12 +318,13 @@ export class ClusterState {
   affinityDependents(pod: PodInfo, _node: NodeInfo): PodInfo[] {
     const out: PodInfo[] = [];
     for (const owner of this.affinityOwners) {
-      if (owner.pod === pod) continue;
+      // A terminating owner is leaving anyway, and a terminating partner is no partner to depend on.
+      if (owner.pod === pod || owner.pod.terminating) continue;
       // An evicted original's entry is stale; its replacement (same uid) has its own entry at the new location.
       if (this.removed.has(owner.pod.uid) && this.location.get(owner.pod.uid) !== owner.node.name) continue;
       const terms = owner.pod.podAffinity;
       if (!terms.every((t) => this.termMatches(t, owner.pod, pod))) continue;
-      const others = this.podsMatchingAll(terms, owner.pod).filter((o) => o.pod !== owner.pod);
+      const others = this.podsMatchingAll(terms, owner.pod).filter((o) => o.pod !== owner.pod && !o.pod.terminating);
       const self = terms.every((t) => this.termMatches(t, owner.pod, owner.pod));
       if (requiredAffinityProblem(terms, owner.node, others, self) !== undefined) continue;
       const without = others.filter((o) => o.pod !== pod);

@@ -195,20 +195,53 @@ export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly
   const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
   return state.memo(key, () => {
     const out: number[] = [];
-    state.nodeList.forEach((node, i) => {
+    for (const i of zoneInterleaved(state)) {
+      const node = state.nodeList[i]!;
       if (nodeAdmitsPod(pod, node) && volumesReachable(pod, node)) out.push(i);
-    });
+    }
     return out;
   });
 }
 
 /**
+ * Node indices in the order kube-scheduler walks its node tree: one node of each zone in turn (zones in order of
+ * first appearance), so a search that stops early still sees every zone.
+ */
+function zoneInterleaved(state: ClusterState): readonly number[] {
+  return state.memo('zoneInterleaved', () => {
+    const zones = new Map<string, number[]>();
+    state.nodeList.forEach((node, i) => {
+      const key = `${node.labels['topology.kubernetes.io/region'] ?? ''}:\u0000:${node.labels['topology.kubernetes.io/zone'] ?? ''}`;
+      const list = zones.get(key);
+      if (list) list.push(i);
+      else zones.set(key, [i]);
+    });
+    const lists = [...zones.values()];
+    const out: number[] = [];
+    for (let k = 0; out.length < state.nodeList.length; k++)
+      for (const list of lists) if (k < list.length) out.push(list[k]!);
+    return out;
+  });
+}
+
+/**
+ * How many feasible nodes the scheduler looks for before it stops filtering (percentageOfNodesToScore's adaptive
+ * default: 50% minus 1% per 125 nodes, at least 5%, and never fewer than 100 nodes).
+ */
+export function feasibleNodesToFind(nodes: number): number {
+  if (nodes <= 100) return nodes;
+  const percentage = Math.max(5, 50 - Math.floor(nodes / 125));
+  return Math.max(100, Math.floor((nodes * percentage) / 100));
+}
+
+/**
  * Simulates scheduling a replacement of `pod` (same spec and labels) after `evicted` was evicted: the filters, then
- * the scores over every feasible node. `node` is the first by name of the top-scored nodes, `ties` the others.
+ * the scores over the feasible nodes. `node` is the first by name of the top-scored nodes, `ties` the others.
  *
- * Unlike the scheduler, which in a cluster of more than 100 nodes scores only a sample of feasible nodes from a
- * rotating start (50% of nodes less 1% per 125, at least 5% and 100 nodes), every feasible node is scored: which sample the scheduler takes is not
- * knowable, and the best of all nodes is what a sample covering the good nodes picks.
+ * In a cluster of more than 100 nodes the scheduler filters only until it has feasibleNodesToFind() nodes, walking
+ * its zone-interleaved node list from where its previous pod stopped, and scores those. Where it starts is not
+ * knowable here, so the walk starts at the first node: the prediction is the best of a sample of the same size that
+ * covers every zone, and the ties are ties within it (see the README, "Landing prediction").
  */
 export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Placed | undefined): PlacementResult {
   const admitting = staticallyAdmitting(state, pod);
@@ -222,9 +255,12 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
           : 'no node can take a replacement (none is Ready, uncordoned, tolerated, matching its node affinity and able to reach its volumes)',
     };
   }
-  const whileTerminating = place(buildContext(state, pod, evicted, evicted !== undefined), admitting);
-  if (whileTerminating.node !== undefined || evicted === undefined) return whileTerminating;
-  return place(buildContext(state, pod, evicted, false), admitting);
+  const first = buildContext(state, pod, evicted, evicted !== undefined);
+  const whileTerminating = place(first, admitting);
+  if (whileTerminating.node !== undefined) return whileTerminating;
+  const gone = evicted === undefined ? first : buildContext(state, pod, evicted, false);
+  const once = evicted === undefined ? whileTerminating : place(gone, admitting);
+  return once.node !== undefined ? once : { ...once, reason: whyNoNode(gone, admitting) };
 }
 
 const NO_TIES: readonly NodeInfo[] = Object.freeze([]);
@@ -240,11 +276,13 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
     totalsBuffer = new Float64Array(admitting.length * 2);
   }
   const feasible = feasibleBuffer;
+  const enough = feasibleNodesToFind(state.nodeList.length);
   let n = 0;
-  for (const index of admitting) {
+  for (let k = 0; k < admitting.length && n < enough; k++) {
+    const index = admitting[k]!;
     if (dynamicProblem(ctx, state.nodeList[index]!, index) === undefined) feasible[n++] = index;
   }
-  if (n === 0) return { node: undefined, ties: NO_TIES, reason: whyNoNode(ctx, admitting) };
+  if (n === 0) return { node: undefined, ties: NO_TIES, reason: undefined };
   // One feasible node: the scheduler skips scoring.
   if (n === 1) return { node: state.nodeList[feasible[0]!]!, ties: NO_TIES, reason: undefined };
   const totals = totalsBuffer;

@@ -25,6 +25,8 @@ export interface ControlPlaneOptions {
   readonly controllerManager?: boolean;
   /** Start kube-scheduler (default true). */
   readonly scheduler?: boolean;
+  /** kube-scheduler's log verbosity (`-v`); at 10 it logs every node's plugin and final scores for each pod. */
+  readonly schedulerVerbosity?: number;
   /** Extra kube-apiserver flags. */
   readonly apiServerArgs?: readonly string[];
 }
@@ -250,6 +252,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             '--secure-port=0',
             '--kube-api-qps=500',
             '--kube-api-burst=1000',
+            ...(opts.schedulerVerbosity === undefined ? [] : [`-v=${opts.schedulerVerbosity}`]),
           ],
           dir,
         }),

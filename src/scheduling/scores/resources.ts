@@ -29,16 +29,14 @@ export interface NodeLoad {
 
 const STANDARD = new Set(['cpu', 'memory', 'ephemeral-storage']);
 
+/** The pair allocatableAndRequested() fills: reused, so scoring thousands of nodes allocates nothing. */
+const pair = { allocatable: 0, requested: 0 };
+
 /**
- * (allocatable, requested with the pod) for one resource, or undefined when scoring leaves it out: a resource the node
- * does not offer, or an extended one the pod does not request.
+ * Sets `pair` to (allocatable, requested with the pod) for one resource; false when scoring leaves it out: a resource
+ * the node does not offer, or an extended one the pod does not request.
  */
-function allocatableAndRequested(
-  name: string,
-  load: NodeLoad,
-  pod: PodInfo,
-  nonZero: boolean,
-): [number, number] | undefined {
+function allocatableAndRequested(name: string, load: NodeLoad, pod: PodInfo, nonZero: boolean): boolean {
   const allocatable = load.allocatable[name] ?? 0;
   let podRequest: number;
   let nodeRequested: number;
@@ -52,9 +50,11 @@ function allocatableAndRequested(
     podRequest = pod.requests[name] ?? 0;
     nodeRequested = load.requested[name] ?? 0;
   }
-  if (podRequest === 0 && !STANDARD.has(name)) return undefined;
-  if (allocatable === 0) return undefined;
-  return [allocatable, nodeRequested + podRequest];
+  if (podRequest === 0 && !STANDARD.has(name)) return false;
+  if (allocatable === 0) return false;
+  pair.allocatable = allocatable;
+  pair.requested = nodeRequested + podRequest;
+  return true;
 }
 
 function leastRequested(requested: number, capacity: number): number {
@@ -82,35 +82,37 @@ function brokenLinear(shape: readonly { utilization: number; score: number }[], 
   return shape[shape.length - 1]!.score * 10;
 }
 
+/** The weighted sum of the per-resource scores, and the weights summed (into `sum`). */
+const sum = { score: 0, weights: 0 };
+
 function weightedSum(
   resources: readonly ResourceWeight[],
   load: NodeLoad,
   pod: PodInfo,
   perResource: (requested: number, capacity: number) => number,
   skipZero: boolean,
-): [number, number] {
-  let score = 0;
-  let weights = 0;
+): typeof sum {
+  sum.score = 0;
+  sum.weights = 0;
   for (const r of resources) {
-    const pair = allocatableAndRequested(r.name, load, pod, true);
-    if (pair === undefined) continue;
-    const s = perResource(pair[1], pair[0]);
+    if (!allocatableAndRequested(r.name, load, pod, true)) continue;
+    const s = perResource(pair.requested, pair.allocatable);
     if (skipZero && s <= 0) continue;
-    score += s * r.weight;
-    weights += r.weight;
+    sum.score += s * r.weight;
+    sum.weights += r.weight;
   }
-  return [score, weights];
+  return sum;
 }
 
 /** NodeResourcesFit's score of one node for the pod, 0–100. */
 export function fitScore(scoring: FitScoring, load: NodeLoad, pod: PodInfo): number {
   switch (scoring.type) {
     case 'LeastAllocated': {
-      const [score, weights] = weightedSum(scoring.resources, load, pod, leastRequested, false);
+      const { score, weights } = weightedSum(scoring.resources, load, pod, leastRequested, false);
       return weights === 0 ? 0 : Math.trunc(score / weights);
     }
     case 'MostAllocated': {
-      const [score, weights] = weightedSum(scoring.resources, load, pod, mostRequested, false);
+      const { score, weights } = weightedSum(scoring.resources, load, pod, mostRequested, false);
       return weights === 0 ? 0 : Math.trunc(score / weights);
     }
     case 'RequestedToCapacityRatio': {
@@ -118,7 +120,7 @@ export function fitScore(scoring: FitScoring, load: NodeLoad, pod: PodInfo): num
       const perResource = (requested: number, capacity: number): number =>
         brokenLinear(shape, requested > capacity ? 100 : Math.trunc((requested * 100) / capacity));
       // Upstream leaves a resource scoring 0 out of the weights, and rounds the weighted mean.
-      const [score, weights] = weightedSum(scoring.resources, load, pod, perResource, true);
+      const { score, weights } = weightedSum(scoring.resources, load, pod, perResource, true);
       return weights === 0 ? 0 : Math.round(score / weights);
     }
   }
@@ -131,9 +133,8 @@ export function balancedScore(load: NodeLoad, pod: PodInfo): number {
   let f0 = -1;
   let f1 = -1;
   for (const name of BALANCED) {
-    const pair = allocatableAndRequested(name, load, pod, false);
-    if (pair === undefined) continue;
-    const fraction = Math.min(1, pair[1] / pair[0]);
+    if (!allocatableAndRequested(name, load, pod, false)) continue;
+    const fraction = Math.min(1, pair.requested / pair.allocatable);
     if (f0 < 0) f0 = fraction;
     else f1 = fraction;
   }

@@ -116,6 +116,10 @@ export function spreadScores(
 ): void {
   const n = feasible.length;
   const { constraints, requireAll } = scoringConstraints(pod, state.profile);
+  if (constraints.length === 0) {
+    out.fill(MAX_NODE_SCORE, 0, n);
+    return;
+  }
   const nodes = state.nodeList;
   const ignored = new Uint8Array(n);
   for (let k = 0; k < n; k++) if (requireAll && !hasAllKeys(nodes[feasible[k]!]!, constraints)) ignored[k] = 1;

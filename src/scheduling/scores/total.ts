@@ -61,21 +61,22 @@ export function scoreNodes(
     for (let k = 0; k < n; k++) plugin[k] = balancedScore(load(feasible[k]!, nodes[feasible[k]!]!), pod);
     addPlugin('NodeResourcesBalancedAllocation', w);
   }
+  // A plugin that scores every node alike cannot change the choice: it is skipped.
   w = weights.ImageLocality;
-  if (w) {
+  if (w && pod.images !== undefined && pod.images.length > 0 && state.imageStates().any) {
     const images = state.imageStates();
     for (let k = 0; k < n; k++) plugin[k] = imageLocalityScore(images, feasible[k]!, pod, nodes.length);
     addPlugin('ImageLocality', w);
   }
   w = weights.InterPodAffinity;
-  if (w) {
-    const topology = topologyScores(state, pod, evicted.gone);
-    for (let k = 0; k < n; k++) plugin[k] = topology.size === 0 ? 0 : interPodRaw(topology, nodes[feasible[k]!]!);
+  const topology = w ? topologyScores(state, pod, evicted.gone) : undefined;
+  if (w && topology !== undefined && topology.size > 0) {
+    for (let k = 0; k < n; k++) plugin[k] = interPodRaw(topology, nodes[feasible[k]!]!);
     minMaxNormalize(plugin, n);
     addPlugin('InterPodAffinity', w);
   }
   w = weights.NodeAffinity;
-  if (w) {
+  if (w && pod.preferredNodeAffinity.length > 0) {
     for (let k = 0; k < n; k++) plugin[k] = nodeAffinityRaw(pod, nodes[feasible[k]!]!);
     defaultNormalize(plugin, n, false);
     addPlugin('NodeAffinity', w);
