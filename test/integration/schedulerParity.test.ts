@@ -426,7 +426,7 @@ describe.skipIf(!controlPlaneAvailable())('landing prediction against the real k
     nodes: readonly Json[],
     before: readonly Json[],
     probe: Json,
-  ): { predicted: string[]; explain: () => ReturnType<typeof explainScores> } {
+  ): { predicted: string[]; reason: string | undefined; explain: () => ReturnType<typeof explainScores> } {
     const pending = { ...probe, spec: { ...(probe['spec'] as Json), nodeName: undefined } };
     const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } };
     const { snapshot } = snapshotFromObjects([namespace, ...nodes, ...before, pending], {
@@ -437,7 +437,7 @@ describe.skipIf(!controlPlaneAvailable())('landing prediction against the real k
     const state = new ClusterState(analyze(snapshot, SPEC));
     const placement = placeReplacement(state, pod, undefined);
     const predicted = placement.node === undefined ? [] : [placement.node.name, ...placement.ties.map((n) => n.name)];
-    return { predicted, explain: () => explainScores(state, pod, undefined) };
+    return { predicted, reason: placement.reason, explain: () => explainScores(state, pod, undefined) };
   }
 
   it(`agrees with the real scheduler on at least 99% of ${CLUSTERS * PROBES_PER_CLUSTER} probes`, async () => {
@@ -472,10 +472,13 @@ describe.skipIf(!controlPlaneAvailable())('landing prediction against the real k
       for (const name of order) {
         const probe = byName.get(name)!;
         const actual = (probe['spec'] as Json)['nodeName'] as string | undefined;
-        const { predicted, explain } = predict(nodes, [...base, ...placed], probe);
+        const { predicted, reason, explain } = predict(nodes, [...base, ...placed], probe);
         const agree = actual === undefined ? predicted.length === 0 : predicted.includes(actual);
         let why: string | undefined;
-        if (!agree) why = explainDisagreement(last.get(name)!.attempt, actual, predicted, explain);
+        if (!agree) {
+          why = explainDisagreement(last.get(name)!.attempt, actual, predicted, explain);
+          if (reason !== undefined) why += `; model: ${reason}`;
+        }
         if (!agree && process.env['PARITY_DEBUG'] === '1') {
           console.log(
             JSON.stringify({
