@@ -127,6 +127,13 @@ export class NodeBuilder extends Builder {
     (this.o['status'] as Json)['allocatable'] = { ...resources };
     return this;
   }
+
+  /** Adds a node.status.images entry (what the kubelet reports: every name of the image, and its size). */
+  image(names: readonly string[], sizeBytes: number): this {
+    const status = this.o['status'] as Json;
+    ((status['images'] ??= []) as Json[]).push({ names: [...names], sizeBytes });
+    return this;
+  }
 }
 
 export function makeNode(name: string): NodeBuilder {
@@ -399,6 +406,36 @@ export class PodBuilder extends Builder {
     return this.affinityTerm('podAntiAffinity', term);
   }
 
+  /** A preferred (soft) pod affinity or anti-affinity term with its weight (InterPodAffinity scoring). */
+  preferredPodAffinity(
+    weight: number,
+    term: PodAffinityTermOptions,
+    kind: 'podAffinity' | 'podAntiAffinity' = 'podAffinity',
+  ): this {
+    const section = (this.affinity[kind] ??= {}) as Json;
+    const list = (section['preferredDuringSchedulingIgnoredDuringExecution'] ??= []) as Json[];
+    const raw: Json = { topologyKey: term.topologyKey };
+    if (term.labelSelector !== undefined) raw['labelSelector'] = clone(term.labelSelector);
+    if (term.namespaces !== undefined) raw['namespaces'] = [...term.namespaces];
+    if (term.namespaceSelector !== undefined) raw['namespaceSelector'] = clone(term.namespaceSelector);
+    list.push({ weight, podAffinityTerm: raw });
+    return this;
+  }
+
+  preferredPodAntiAffinity(weight: number, term: PodAffinityTermOptions): this {
+    return this.preferredPodAffinity(weight, term, 'podAntiAffinity');
+  }
+
+  /** Sets the images of the containers (the first container gets the first image, more containers are added). */
+  images(...images: string[]): this {
+    const containers = this.specObj['containers'] as Json[];
+    images.forEach((image, i) => {
+      if (containers[i] === undefined) containers.push({ name: `c${i}`, image, resources: {} });
+      else containers[i]['image'] = image;
+    });
+    return this;
+  }
+
   private volume(volume: Json): this {
     const list = (this.specObj['volumes'] ??= []) as Json[];
     list.push({ name: `vol-${list.length}`, ...volume });
@@ -666,12 +703,16 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'owner',
   'workload',
   'requests',
+  'nonZeroRequests',
+  'images',
   'requiredNodeAffinity',
   'preferredNodeAffinity',
   'tolerations',
   'spreadConstraints',
   'podAffinity',
   'podAntiAffinity',
+  'preferredPodAffinity',
+  'preferredPodAntiAffinity',
   'daemonSet',
   'mirror',
   'localStorage',

@@ -1,5 +1,5 @@
 // `-o table`: aligned columns for people. JSON is the stable interface; this is for reading.
-import type { NodeReport, RebalancePlan, TopologyReport } from '../planner/types.js';
+import type { NodeReport, PlannedEviction, RebalancePlan, TopologyReport } from '../planner/types.js';
 import type { SimulationResult } from '../planner/simulate.js';
 import { skipReasonClass } from '../planner/skipReasons.js';
 
@@ -92,7 +92,7 @@ export function planTable(plan: RebalancePlan, opts: PlanTableOptions = {}): str
     out.push(
       renderTable([
         ['POD', 'NODE', 'TARGET', 'STRATEGY', 'REASON'],
-        ...plan.evictions.map((e) => [`${e.namespace}/${e.name}`, e.node, e.target ?? '-', e.strategy, e.reason]),
+        ...plan.evictions.map((e) => [`${e.namespace}/${e.name}`, e.node, targetText(e), e.strategy, e.reason]),
       ]),
     );
   }
@@ -137,6 +137,19 @@ function nodesSection(nodes: readonly NodeReport[], wide = false): string[] {
   );
   if (shown.length < sorted.length) out.push(`  … ${sorted.length - shown.length} more (-o wide lists them all)`);
   return out;
+}
+
+/** The predicted node, with the nodes the scheduler scores equal (it picks one of them at random). */
+function targetText(e: PlannedEviction): string {
+  if (e.target === undefined) return '-';
+  const ties = e.targetTies ?? [];
+  return ties.length === 0 ? e.target : `${e.target} (tied: ${ties.join(', ')})`;
+}
+
+/** simulate places a replacement on `target`; when the scheduler would pick among tied nodes, it says so. */
+function placedAmongTies(e: PlannedEviction): string {
+  const ties = e.targetTies ?? [];
+  return ties.length === 0 ? '' : ` (placed there; the scheduler may pick ${ties.join(', ')} as well)`;
 }
 
 function skippedWide(plan: RebalancePlan): string {
@@ -217,7 +230,7 @@ export function simulationTable(result: SimulationResult): string {
   result.cycles.forEach((p, i) => {
     for (const e of p.evictions)
       out.push(
-        `cycle ${i + 1}: evict ${e.namespace}/${e.name} from ${e.node} → ${e.target ?? '?'} (${e.strategy}: ${e.reason})`,
+        `cycle ${i + 1}: evict ${e.namespace}/${e.name} from ${e.node} → ${e.target ?? '?'}${placedAmongTies(e)} (${e.strategy}: ${e.reason})`,
       );
   });
   const total = result.cycles.reduce((n, p) => n + p.summary.evictions, 0);

@@ -115,7 +115,19 @@ export interface PodAffinityTerm {
   readonly namespaceSelector: Selector | undefined;
 }
 
+/** A preferred (soft) pod (anti-)affinity term: scored, never filtered. */
+export interface WeightedPodAffinityTerm {
+  readonly weight: number;
+  readonly term: PodAffinityTerm;
+}
+
 // ---- objects ---------------------------------------------------------------------------------------------------
+
+/** One entry of node.status.images: every name the image is known by, and its size (ImageLocality scoring). */
+export interface NodeImage {
+  readonly names: readonly string[];
+  readonly sizeBytes: number;
+}
 
 export interface NodeInfo {
   readonly name: string;
@@ -124,6 +136,8 @@ export interface NodeInfo {
   readonly unschedulable: boolean;
   readonly ready: boolean;
   readonly allocatable: Resources;
+  /** node.status.images (interned: nodes of one pool share the list); absent in hand-written snapshots. */
+  readonly images?: readonly NodeImage[];
   /**
    * Attachable CSI volumes per driver (CSINode spec.drivers[].allocatable.count, resolved per snapshot by
    * withCsiNodeLimits); absent when no CSINode gives one. Node allocatable `attachable-volumes-csi-<driver>`, the
@@ -188,6 +202,13 @@ export interface PodInfo {
   readonly workload: WorkloadRef;
   /** Effective scheduling requests (max of init vs sum of regular containers, plus overhead). */
   readonly requests: Resources;
+  /**
+   * cpu and memory as the scheduler's scoring counts them: a container that requests none counts 100m cpu and 200Mi
+   * memory (upstream's non-zero defaults). Absent: derived from `requests` (see nonZeroRequests in scheduling).
+   */
+  readonly nonZeroRequests?: { readonly cpu: number; readonly memory: number };
+  /** The images of spec.containers, normalised as ImageLocality does (`:latest` added when no tag). */
+  readonly images?: readonly string[];
   readonly requiredNodeAffinity: RequiredNodeAffinity;
   readonly preferredNodeAffinity: readonly PreferredSchedulingTerm[];
   readonly tolerations: readonly Toleration[];
@@ -196,6 +217,9 @@ export interface PodInfo {
   /** Raw `matchLabelKeys`-free selectors are not kept; see SpreadConstraint.selector. */
   readonly podAffinity: readonly PodAffinityTerm[];
   readonly podAntiAffinity: readonly PodAffinityTerm[];
+  /** preferredDuringSchedulingIgnoredDuringExecution of podAffinity and podAntiAffinity (scoring only). */
+  readonly preferredPodAffinity?: readonly WeightedPodAffinityTerm[];
+  readonly preferredPodAntiAffinity?: readonly WeightedPodAffinityTerm[];
   /** Owned by a DaemonSet. */
   readonly daemonSet: boolean;
   /** A mirror or static pod (kubernetes.io/config.mirror annotation, or owned by a Node). */

@@ -7,7 +7,7 @@
 import type { Analysis } from '../analysis/analyze.js';
 import { matchesSelector } from '../model/labels.js';
 import { isCounted } from '../model/pods.js';
-import type { PodInfo } from '../model/types.js';
+import type { NodeInfo, PodInfo } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 import type { ClusterState } from '../scheduling/clusterState.js';
 import { placeReplacement } from '../scheduling/placement.js';
@@ -69,7 +69,8 @@ function housekeep(
       continue;
     }
     const from = p.state.nodes.get(pod.nodeName!)!;
-    let target = undefined;
+    let target: NodeInfo | undefined = undefined;
+    let ties: readonly NodeInfo[] = [];
     if (isCounted(pod)) {
       // Its owner recreates it: where the scheduler would put the replacement (nodeFit: somewhere, or not at all).
       if (p.spec.eviction.nodeFit) {
@@ -79,12 +80,13 @@ function housekeep(
           continue;
         }
         target = placement.node;
+        ties = placement.ties;
       }
       p.state.commit(pod, target);
     }
     p.budgets.consume(pod);
     p.limits.consume(pod);
-    p.moves.push({ pod, from, target, strategy: s.name, reason: reason() });
+    p.moves.push({ pod, from, target, ties, strategy: s.name, reason: reason() });
   }
 }
 

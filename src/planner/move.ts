@@ -8,6 +8,8 @@ export interface Move {
   readonly from: NodeInfo;
   /** Where the simulated replacement lands; undefined only when nodeFit is off and no target was computed. */
   readonly target: NodeInfo | undefined;
+  /** The other nodes the scheduler scores equal to `target` (it picks at random among them); empty when unique. */
+  readonly ties: readonly NodeInfo[];
   readonly strategy: Strategy;
   readonly reason: string;
   /**

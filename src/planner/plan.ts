@@ -27,7 +27,7 @@ import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy, PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
-import type { SchedulerProfile } from '../scheduling/profile.js';
+import { DEFAULT_PROFILE, type SchedulerProfile } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '../strategies/types.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
@@ -51,6 +51,11 @@ export interface PlanOptions {
   readonly domainCounts?: boolean;
   /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults when absent. */
   readonly schedulerProfile?: SchedulerProfile;
+  /**
+   * Which landings a move must be right on: every node the scheduler may pick (`everyTie`, the default and the only
+   * safe choice), or `targetOnly` — kept for the property test that shows why every tie must be checked.
+   */
+  readonly landingCheck?: 'everyTie' | 'targetOnly';
 }
 
 export type { Move } from './move.js';
@@ -77,8 +82,14 @@ export function compareCandidates(a: PodInfo, b: PodInfo): number {
   return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
 }
 
+/** Where a replacement lands: the node the plan assumes, and the others the scheduler may pick as well. */
+interface Landing {
+  readonly target: NodeInfo | undefined;
+  readonly ties: readonly NodeInfo[];
+}
+
 export type Attempt =
-  | { readonly ok: true; readonly target: NodeInfo | undefined; readonly ties?: readonly NodeInfo[] }
+  | { readonly ok: true; readonly target: NodeInfo | undefined; readonly ties: readonly NodeInfo[] }
   | { readonly ok: false; readonly reason: string; readonly placement: boolean };
 
 export interface AttemptRules {
@@ -101,6 +112,8 @@ export interface AttemptRules {
 /** The fallback search of a spread group (searchGroup): replacements it may simulate, and moves in a set. */
 const SEARCH_BUDGET = 2000;
 const SEARCH_DEPTH = 6;
+
+const NO_TIES: readonly NodeInfo[] = Object.freeze([]);
 
 /** Text of a move whose replacement has no node yet (nodeFit off). */
 const NO_CAPACITY =
@@ -139,7 +152,7 @@ export class Planner {
   ) {
     const snapshot = analysis.snapshot;
     this.strategies = options.strategies ?? STRATEGIES;
-    this.state = new ClusterState(analysis);
+    this.state = new ClusterState(analysis, options.schedulerProfile ?? DEFAULT_PROFILE);
     this.moveContext = {
       nodeFit: spec.eviction.nodeFit,
       fits: (pod, from, scope) => placementCheck(this.state, pod, { pod, node: from }, scope),
@@ -212,7 +225,7 @@ export class Planner {
       return refuse(volume === undefined ? reason : `${volume}; ${reason}`, true);
     };
     let target: NodeInfo | undefined;
-    let ties: readonly NodeInfo[] = [];
+    let ties: readonly NodeInfo[] = NO_TIES;
     if (this.spec.eviction.nodeFit) {
       const placement = placeReplacement(this.state, pod, evicted);
       if (!placement.node) return placementRefusal(placement.reason ?? 'no node can take a replacement');
@@ -237,7 +250,40 @@ export class Planner {
     }
     const worsened = this.worsenedHardGroup(pod, from, target);
     if (worsened !== undefined) return placementRefusal(worsened);
+    // The scheduler picks at random among the top-scored nodes: the move must be right whichever it picks.
+    const wrong = this.wrongLanding(pod, from, target, ties, rules);
+    if (wrong !== undefined) return placementRefusal(wrong);
     return { ok: true, target, ties };
+  }
+
+  /**
+   * Why the replacement landing on `target` or on one of its `ties` would not do (undefined: every one does): it
+   * must help as the rules say, push no hard spread group above max(its skew now, its maxSkew), and still pass the
+   * inter-pod filters once the evicted pod is gone (while it terminates, it can satisfy its own replacement's
+   * required affinity in a domain that is left without a partner when it goes).
+   */
+  private wrongLanding(
+    pod: PodInfo,
+    from: NodeInfo,
+    target: NodeInfo | undefined,
+    ties: readonly NodeInfo[],
+    rules: AttemptRules,
+  ): string | undefined {
+    const landings =
+      target === undefined ? [undefined] : this.options.landingCheck === 'targetOnly' ? [target] : [target, ...ties];
+    const afterGone =
+      target === undefined ? undefined : placementCheck(this.state, pod, { pod, node: from }, 'interPod');
+    for (const node of landings) {
+      const why =
+        (node === undefined ? undefined : rules.helps(pod, node, from, NO_TIES)) ??
+        this.worsenedHardGroup(pod, from, node) ??
+        (node !== undefined && afterGone !== undefined && !afterGone(node)
+          ? 'its inter-pod affinity would not hold there once the evicted pod is gone'
+          : undefined);
+      if (why === undefined) continue;
+      return node === target ? why : `the scheduler may also pick ${node!.name} (tied top score), where ${why}`;
+    }
+    return undefined;
   }
 
   /** The pod's first volume that rules out a node the pod's spec would admit, as text; undefined if none does. */
@@ -265,8 +311,9 @@ export class Planner {
     return undefined;
   }
 
-  commit(pod: PodInfo, target: NodeInfo | undefined, strategy: Strategy, reason: string, spreadKey?: string): void {
-    this.place({ pod, from: this.state.nodeOf(pod)!, target, strategy, reason, spreadKey });
+  commit(pod: PodInfo, landing: Landing, strategy: Strategy, reason: string, spreadKey?: string): void {
+    const { target, ties } = landing;
+    this.place({ pod, from: this.state.nodeOf(pod)!, target, ties, strategy, reason, spreadKey });
     this.clock++;
     for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) this.changedAt.set(g, this.clock);
   }
@@ -354,7 +401,7 @@ export class Planner {
         continue;
       }
       const result = this.attemptClearing(v, v.pod, v.pod);
-      if (result.ok) this.commit(v.pod, result.target, v.strategy, this.withCapacityNote(v.reason, result.target));
+      if (result.ok) this.commit(v.pod, result, v.strategy, this.withCapacityNote(v.reason, result.target));
       else this.skip(v.pod, v.strategy, result.reason);
     }
   }
@@ -412,12 +459,7 @@ export class Planner {
           refused = { pod, reason: result.reason };
           break;
         }
-        this.commit(
-          pod,
-          result.target,
-          strategy,
-          this.withCapacityNote(reasonFor(owner, pod, conflicts), result.target),
-        );
+        this.commit(pod, result, strategy, this.withCapacityNote(reasonFor(owner, pod, conflicts), result.target));
       }
       if (refused === undefined) return;
       const why =
@@ -574,7 +616,7 @@ export class Planner {
       if (skew <= c.maxSkew) return;
       const step = this.bestStep(g, s, strict);
       if (step.kind === 'move') {
-        this.commit(step.pod, step.target, s.name, step.reason, c.topologyKey);
+        this.commit(step.pod, step, s.name, step.reason, c.topologyKey);
         continue;
       }
       const why = step.lastReason === undefined ? '' : ` (${step.lastReason})`;
@@ -610,7 +652,7 @@ export class Planner {
         if (skewTuple(g.counts, c.minDomains)[0] <= c.maxSkew) return true;
         const step = this.bestStep(g, s, strict);
         if (step.kind !== 'move') return false;
-        this.commit(step.pod, step.target, s.name, step.reason, c.topologyKey);
+        this.commit(step.pod, step, s.name, step.reason, c.topologyKey);
       }
     } finally {
       this.lookingAhead = false;
@@ -676,7 +718,15 @@ export class Planner {
           continue;
         }
         tried.add(wk);
-        this.place({ pod, from: node, target: result.target, strategy: s.name, reason: '', spreadKey: c.topologyKey });
+        this.place({
+          pod,
+          from: node,
+          target: result.target,
+          ties: result.ties,
+          strategy: s.name,
+          reason: '',
+          spreadKey: c.topologyKey,
+        });
         descend(left - 1);
         this.takeBack(this.moves.length - 1);
       }
@@ -687,7 +737,7 @@ export class Planner {
     }
     if (found === undefined) return false;
     for (const m of found.moves) {
-      this.commit(m.pod, m.target, s.name, s.reason(g.group, g.counts, m.from, m.target), c.topologyKey);
+      this.commit(m.pod, m, s.name, s.reason(g.group, g.counts, m.from, m.target), c.topologyKey);
     }
     this.unrepairable.delete(g.group.id);
     return true;
@@ -725,7 +775,7 @@ export class Planner {
     s: SkewStrategy,
     strict: boolean,
   ):
-    | { kind: 'move'; pod: PodInfo; target: NodeInfo | undefined; reason: string }
+    | { kind: 'move'; pod: PodInfo; target: NodeInfo | undefined; ties: readonly NodeInfo[]; reason: string }
     | { kind: 'none'; unrepairable: string | undefined; lastReason: string | undefined } {
     const before = skewTuple(g.counts, g.group.constraint.minDomains);
     const candidates = s.candidates(g.group, g.counts, this.liveAt).sort(compareCandidates);
@@ -741,7 +791,13 @@ export class Planner {
       maxPriority: this.memberPriority(g.group),
     };
     const possible = this.otherSkewedGroups(g, candidates);
-    const found: Array<{ pod: PodInfo; target: NodeInfo | undefined; improved: number; excess: number }> = [];
+    const found: Array<{
+      pod: PodInfo;
+      target: NodeInfo | undefined;
+      ties: readonly NodeInfo[];
+      improved: number;
+      excess: number;
+    }> = [];
     const refusedWorkloads = new Set<string>();
     const foundWorkloads = new Set<string>();
     let placementOnly = true;
@@ -761,7 +817,7 @@ export class Planner {
         continue;
       }
       const benefit = this.benefit(g, pod, result.target);
-      found.push({ pod, target: result.target, ...benefit });
+      found.push({ pod, target: result.target, ties: result.ties, ...benefit });
       foundWorkloads.add(wk);
       // Look further only while another candidate could improve more skewed groups than this one does, or leave them
       // closer to their maxSkew.
@@ -781,7 +837,7 @@ export class Planner {
       b.improved > a.improved || (b.improved === a.improved && b.excess < a.excess) ? b : a,
     );
     const reason = s.reason(g.group, g.counts, this.state.nodeOf(best.pod)!, best.target);
-    return { kind: 'move', pod: best.pod, target: best.target, reason };
+    return { kind: 'move', pod: best.pod, target: best.target, ties: best.ties, reason };
   }
 
   /**

@@ -83,7 +83,7 @@ export function buildPlanReport(input: PlanReportInput): RebalancePlan {
     strategy: m.strategy,
     reason: m.reason,
     priority: m.pod.priority,
-    ...(m.target ? { target: m.target.name } : {}),
+    ...(m.target ? { target: m.target.name, targetTies: m.ties.map((n) => n.name) } : {}),
     workload: workloadName(m.pod),
     uid: m.pod.uid,
   }));

@@ -75,7 +75,10 @@ function replacementOf(move: Move, now: number, seed: number): PodInfo {
   };
 }
 
-/** Applies a cycle's moves: evicted pods are gone, replacements run where the simulation placed them. */
+/**
+ * Applies a cycle's moves: evicted pods are gone, replacements run where the simulation placed them — on `target`,
+ * also when the scheduler scores other nodes equal (`targetTies`; the plan kept the move only if it is right on each).
+ */
 export function applyMoves(snapshot: ClusterSnapshot, moves: readonly Move[], seedBase: number): ClusterSnapshot {
   const evicted = new Set(moves.map((m) => m.pod.uid));
   const pods = snapshot.pods.filter((p) => !evicted.has(p.uid));

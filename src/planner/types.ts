@@ -15,6 +15,11 @@ export interface PlannedEviction {
   readonly priority: number;
   /** Where the simulated replacement lands (extension of the contract; absent when nodeFit is off). */
   readonly target?: string;
+  /**
+   * The other nodes the scheduler scores equal to `target`, from which it picks at random (empty when the choice is
+   * unique); present whenever `target` is. The eviction is planned only if it is right on every one of them.
+   */
+  readonly targetTies?: readonly string[];
   /** The pod's workload, `Kind/name` (extension: used for pacing and metrics). */
   readonly workload?: string;
   /** The pod's uid, so the executor can send an Eviction with a uid precondition (extension). */

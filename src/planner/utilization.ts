@@ -133,8 +133,8 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
         });
         if (!result.ok) return result.reason;
         if (result.target === undefined) return 'no node where the replacement would help';
-        planner.commit(pod, result.target, s.name, reason);
-        return { target: result.target, ties: result.ties ?? [] };
+        planner.commit(pod, { target: result.target, ties: result.ties }, s.name, reason);
+        return { target: result.target, ties: result.ties };
       },
       mark: () => planner.moves.length,
       undo: (mark, why) => (why === undefined ? planner.takeBack(mark) : planner.rollback(mark, why)),

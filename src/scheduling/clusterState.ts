@@ -6,7 +6,9 @@ import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
 import { requiredAffinityProblem, termSelectsNamespace } from '../model/podAffinity.js';
 import { isCounted, isPodTerminal } from '../model/pods.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
-import type { Labels, NodeInfo, PodAffinityTerm, PodInfo } from '../model/types.js';
+import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, Selector } from '../model/types.js';
+import { DEFAULT_PROFILE, type SchedulerProfile } from './profile.js';
+import { nonZeroRequests } from './scores/resources.js';
 import type { Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 
@@ -18,6 +20,20 @@ export interface GroupState {
 export interface NodeUsage {
   readonly requested: Record<string, number>;
   pods: number;
+  /** cpu and memory with the scheduler's non-zero defaults (what NodeResourcesFit scoring counts). */
+  nonZeroCpu: number;
+  nonZeroMemory: number;
+}
+
+/**
+ * Existing pods' affinity terms that score an incoming pod they select (InterPodAffinity scoring): the summed weight
+ * per domain of the owners' nodes — required affinity counts hardPodAffinityWeight, preferred affinity its weight,
+ * preferred anti-affinity minus its weight.
+ */
+export interface ScoreTermGroup {
+  readonly term: PodAffinityTerm;
+  readonly owner: PodInfo;
+  readonly perDomain: Map<string, number>;
 }
 
 /** A pod of the simulation: an original pod or a replacement, and the node it is on. */
@@ -77,12 +93,20 @@ export class ClusterState {
   private version = 0;
   private readonly allTermsMemo = new Map<string, { version: number; placed: Placed[] }>();
 
-  constructor(private readonly analysis: Analysis) {
+  private readonly scoreTerms = new Map<string, ScoreTermGroup>();
+  /** Bound pods already terminating: not in the analysis' pod index, but InterPodAffinity still counts them. */
+  private readonly terminatingPods: PodInfo[] = [];
+
+  constructor(
+    private readonly analysis: Analysis,
+    /** The scheduler configuration replacements are placed by. */
+    readonly profile: SchedulerProfile = DEFAULT_PROFILE,
+  ) {
     this.nodes = analysis.nodes;
     this.nodeList = analysis.snapshot.nodes;
     this.nodeList.forEach((node, i) => {
       this.nodeIndex.set(node.name, i);
-      this.usage.push({ requested: {}, pods: 0 });
+      this.usage.push({ requested: {}, pods: 0, nonZeroCpu: 0, nonZeroMemory: 0 });
     });
     for (const pod of analysis.snapshot.pods) {
       // Every pod bound to a node holds its resources until it is gone, terminating ones included.
@@ -97,10 +121,12 @@ export class ClusterState {
       for (const member of group.members) pushTo(this.memberGroups, member.uid, state);
     }
     for (const pod of analysis.snapshot.pods) {
-      if (!this.isLive(pod)) continue;
+      if (!this.isPresent(pod)) continue;
+      if (pod.terminating) this.terminatingPods.push(pod);
       const node = this.nodes.get(pod.nodeName!)!;
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);
       if (pod.podAffinity.length > 0) this.affinityOwners.push({ pod, node });
+      this.addScoreTerms(pod, node, 1);
     }
   }
 
@@ -109,6 +135,17 @@ export class ClusterState {
   /** Counted by the scheduler and not evicted in this plan. */
   isLive(pod: PodInfo): boolean {
     return !this.removed.has(pod.uid) && isCounted(pod) && this.nodes.has(pod.nodeName!);
+  }
+
+  /**
+   * On its node as kube-scheduler's InterPodAffinity sees it: bound, not finished and not evicted in this plan —
+   * terminating pods included (upstream does not skip them, unlike PodTopologySpread). The inter-pod counts of the
+   * placement use it; a dependency on a terminating partner is not one (see affinityDependents).
+   */
+  isPresent(pod: PodInfo): boolean {
+    return (
+      !this.removed.has(pod.uid) && pod.nodeName !== undefined && !isPodTerminal(pod) && this.nodes.has(pod.nodeName)
+    );
   }
 
   isRemoved(pod: PodInfo): boolean {
@@ -216,8 +253,11 @@ export class ClusterState {
       for (const namespace of this.analysis.index.namespaceNames()) {
         if (!termSelectsNamespace(term, owner, namespace, ns)) continue;
         for (const pod of this.analysis.index.select(namespace, term.selector)) {
-          if (this.isLive(pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
+          if (this.isPresent(pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
         }
+      }
+      for (const pod of this.terminatingPods) {
+        if (this.isPresent(pod) && this.termMatches(term, owner, pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
       }
       for (const r of this.added) if (this.termMatches(term, owner, r.pod)) bumpTerm(tc, r.node, 1);
       this.termCounts.set(key, tc);
@@ -266,9 +306,10 @@ export class ClusterState {
     for (const namespace of this.analysis.index.namespaceNames()) {
       if (!termSelectsNamespace(first, owner, namespace, this.analysis.namespaceLabels)) continue;
       for (const pod of this.analysis.index.select(namespace, first.selector)) {
-        if (this.isLive(pod) && matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
+        if (this.isPresent(pod) && matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
       }
     }
+    for (const pod of this.terminatingPods) if (matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
     for (const r of this.added) if (matchesAll(r.pod)) out.push(r);
     this.allTermsMemo.set(key, { version: this.version, placed: out });
     return out;
@@ -282,12 +323,13 @@ export class ClusterState {
   affinityDependents(pod: PodInfo, _node: NodeInfo): PodInfo[] {
     const out: PodInfo[] = [];
     for (const owner of this.affinityOwners) {
-      if (owner.pod === pod) continue;
+      // A terminating owner is leaving anyway, and a terminating partner is no partner to depend on.
+      if (owner.pod === pod || owner.pod.terminating) continue;
       // An evicted original's entry is stale; its replacement (same uid) has its own entry at the new location.
       if (this.removed.has(owner.pod.uid) && this.location.get(owner.pod.uid) !== owner.node.name) continue;
       const terms = owner.pod.podAffinity;
       if (!terms.every((t) => this.termMatches(t, owner.pod, pod))) continue;
-      const others = this.podsMatchingAll(terms, owner.pod).filter((o) => o.pod !== owner.pod);
+      const others = this.podsMatchingAll(terms, owner.pod).filter((o) => o.pod !== owner.pod && !o.pod.terminating);
       const self = terms.every((t) => this.termMatches(t, owner.pod, owner.pod));
       if (requiredAffinityProblem(terms, owner.node, others, self) !== undefined) continue;
       const without = others.filter((o) => o.pod !== pod);
@@ -308,6 +350,73 @@ export class ClusterState {
     g.perDomain.set(domain, (g.perDomain.get(domain) ?? 0) + delta);
   }
 
+  // ---- scoring ----------------------------------------------------------------------------------------------------
+
+  /** The live pods' affinity terms that score other pods (see ScoreTermGroup), maintained by every change. */
+  scoreTermGroups(): IterableIterator<ScoreTermGroup> {
+    return this.scoreTerms.values();
+  }
+
+  /** Adds (sign 1) or removes (-1) a pod's terms that score incoming pods, at its node's domains. */
+  private addScoreTerms(pod: PodInfo, node: NodeInfo, sign: 1 | -1): void {
+    const hard = this.profile.hardPodAffinityWeight ?? 1;
+    if (hard > 0) for (const term of pod.podAffinity) this.addScoreTerm(term, pod, node, sign * hard);
+    for (const p of pod.preferredPodAffinity ?? []) this.addScoreTerm(p.term, pod, node, sign * p.weight);
+    for (const p of pod.preferredPodAntiAffinity ?? []) this.addScoreTerm(p.term, pod, node, -sign * p.weight);
+  }
+
+  private addScoreTerm(term: PodAffinityTerm, owner: PodInfo, node: NodeInfo, weight: number): void {
+    const domain = labelValue(node.labels, term.topologyKey);
+    if (domain === undefined) return;
+    const key = termKey(term, owner);
+    let g = this.scoreTerms.get(key);
+    if (!g) {
+      g = { term, owner, perDomain: new Map() };
+      this.scoreTerms.set(key, g);
+    }
+    g.perDomain.set(domain, (g.perDomain.get(domain) ?? 0) + weight);
+  }
+
+  /**
+   * Per node index, how many live pods of `namespace` match `selector` (the replacements included): what
+   * PodTopologySpread's scoring counts. Memoised until the state changes.
+   */
+  matchingPerNode(namespace: string, selector: Selector): ReadonlyMap<number, number> {
+    const key = `${namespace}\u0000${selectorText(selector)}`;
+    const memo = this.perNodeMemo.get(key);
+    if (memo !== undefined && memo.version === this.version) return memo.counts;
+    const counts = new Map<number, number>();
+    const bump = (node: NodeInfo | undefined): void => {
+      const i = node === undefined ? undefined : this.nodeIndex.get(node.name);
+      if (i !== undefined) counts.set(i, (counts.get(i) ?? 0) + 1);
+    };
+    for (const pod of this.analysis.index.select(namespace, selector)) {
+      if (this.isLive(pod) && !this.location.has(pod.uid)) bump(this.nodeOf(pod));
+    }
+    for (const r of this.added) {
+      if (r.pod.namespace === namespace && matchesSelector(selector, r.pod.labels)) bump(r.node);
+    }
+    if (this.perNodeMemo.size > 4096) this.perNodeMemo.clear();
+    this.perNodeMemo.set(key, { version: this.version, counts });
+    return counts;
+  }
+
+  private readonly perNodeMemo = new Map<string, { version: number; counts: Map<number, number> }>();
+
+  /** ImageLocality's view of node.status.images: per node, image name → size; per name, how many nodes have it. */
+  imageStates(): ImageStates {
+    return this.memo('imageStates', () => {
+      const perNode = this.nodeList.map((node) => {
+        const sizes = new Map<string, number>();
+        for (const image of node.images ?? []) for (const name of image.names) sizes.set(name, image.sizeBytes);
+        return sizes;
+      });
+      const nodesWith = new Map<string, number>();
+      for (const sizes of perNode) for (const name of sizes.keys()) nodesWith.set(name, (nodesWith.get(name) ?? 0) + 1);
+      return { perNode, nodesWith, any: nodesWith.size > 0 };
+    });
+  }
+
   // ---- changes ----------------------------------------------------------------------------------------------------
 
   /** Applies an eviction of `pod` and, when `target` is given, its replacement landing there. */
@@ -318,6 +427,7 @@ export class ClusterState {
     if (from) {
       addResources(this.usageOf(from.name), pod, -1);
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, -1);
+      this.addScoreTerms(pod, from, -1);
     }
     // In place, as uncommit() undoes it: countsAfter's copy of every group's counts cost a map of all its domains per
     // commit (a hostname spread over 300 nodes: most of a 10,000-pod plan's garbage, issue 24).
@@ -344,6 +454,7 @@ export class ClusterState {
     this.removed.delete(pod.uid);
     addResources(this.usageOf(from.name), pod, 1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, 1);
+    this.addScoreTerms(pod, from, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(from.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);
@@ -360,6 +471,7 @@ export class ClusterState {
     }
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, -1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, -1);
+    this.addScoreTerms(pod, node, -1);
     const last = this.added.pop();
     if (last?.pod !== pod) throw new Error('ClusterState.uncommit: undos must reverse the order of commits');
     if (pod.podAffinity.length > 0) this.affinityOwners.pop();
@@ -376,6 +488,7 @@ export class ClusterState {
     }
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, 1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);
+    this.addScoreTerms(pod, node, 1);
     const placed = { pod, node };
     if (pod.podAffinity.length > 0) this.affinityOwners.push(placed);
     this.added.push(placed);
@@ -394,6 +507,16 @@ function addResources(usage: NodeUsage, pod: PodInfo, sign: 1 | -1): void {
   const requests = pod.requests;
   for (const name in requests) usage.requested[name] = (usage.requested[name] ?? 0) + sign * requests[name]!;
   usage.pods += sign;
+  const nonZero = nonZeroRequests(pod);
+  usage.nonZeroCpu += sign * nonZero.cpu;
+  usage.nonZeroMemory += sign * nonZero.memory;
+}
+
+export interface ImageStates {
+  readonly perNode: readonly ReadonlyMap<string, number>[];
+  readonly nodesWith: ReadonlyMap<string, number>;
+  /** Whether any node reports images (when none does, ImageLocality scores every node 0). */
+  readonly any: boolean;
 }
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {

@@ -1,19 +1,24 @@
-// Where would the scheduler put a replacement? The filters of kube-scheduler that matter for a pod that was
-// already schedulable once — NodeUnschedulable, NodeResourcesFit, NodeAffinity, TaintToleration,
+// Where would the scheduler put a replacement? kube-scheduler v1.26's default profile: the filters that matter for a
+// pod that was already schedulable once — NodeUnschedulable, NodeResourcesFit, NodeAffinity, TaintToleration,
 // InterPodAffinity (both directions), VolumeBinding (a bound volume's node affinity) and PodTopologySpread
-// (DoNotSchedule) — then, among feasible nodes, the node with the fewest matching pods in its domains
-// (PodTopologySpread scoring), then the best preferred node affinity, then the fewest untolerated
-// PreferNoSchedule taints, then the least allocated node.
-// The evicted pod is treated as gone while its replacement is placed.
+// (DoNotSchedule), all through dynamicProblem() and staticallyAdmitting() — then the weighted, normalised score
+// plugins (scores/total.ts) over the feasible nodes. The scheduler picks at random among the nodes sharing the top
+// score, so a placement names all of them: `node` and `ties`.
+//
+// The evicted pod is still terminating when its replacement is scheduled (the Eviction API deletes with a grace
+// period and the controller replaces it at once). Upstream, it then still holds its node's cpu, memory and pod slot
+// (NodeResourcesFit counts every pod the node runs) and still counts for InterPodAffinity (which does not skip
+// terminating pods), while PodTopologySpread skips it. If no node is feasible while it terminates, the scheduler
+// retries once it is deleted (the deletion requeues the pending pod), so the placement is then made with it gone.
 import { nodeAdmitsPod } from '../model/admission.js';
 import { labelValue, matchesSelector } from '../model/labels.js';
-import { preferredScore } from '../model/nodeAffinity.js';
 import { requiredAffinityProblem } from '../model/podAffinity.js';
-import { isTolerated, tolerationsText } from '../model/taints.js';
+import { tolerationsText } from '../model/taints.js';
 import { volumeKey, volumesReachable } from '../model/volumes.js';
 import type { NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
 import type { AntiAffinityCheck, ClusterState, Placed, TermCounts } from './clusterState.js';
 import { portAndVolumeProblem } from './filters/index.js';
+import { scoreNodes, type EvictedView } from './scores/total.js';
 
 /** One spread constraint of the pod being placed, with the evicted pod already taken out. */
 interface SpreadTerm {
@@ -25,7 +30,6 @@ interface SpreadTerm {
   readonly minus: string | undefined;
   readonly min: number;
   readonly self: number;
-  readonly weight: number;
 }
 
 /** Everything about the pod being placed that does not depend on the candidate node. */
@@ -33,6 +37,8 @@ interface PlacementContext {
   readonly state: ClusterState;
   readonly pod: PodInfo;
   readonly evicted: Placed | undefined;
+  /** The evicted pod is still terminating on its node (see the header); otherwise it is gone. */
+  readonly terminating: boolean;
   readonly spread: readonly SpreadTerm[];
   readonly antiAgainst: readonly AntiAffinityCheck[];
   /** The replacement's own anti-affinity terms with the live pods they match, per domain. */
@@ -57,7 +63,12 @@ function minAfterRemoval(counts: ReadonlyMap<string, number>, minDomains: number
   return min;
 }
 
-function buildContext(state: ClusterState, pod: PodInfo, evicted: Placed | undefined): PlacementContext {
+function buildContext(
+  state: ClusterState,
+  pod: PodInfo,
+  evicted: Placed | undefined,
+  terminating = false,
+): PlacementContext {
   const spread = state.groupsOfMember(pod).map((group): SpreadTerm => {
     const counts = group.counts;
     const constraint = group.group.constraint;
@@ -72,14 +83,12 @@ function buildContext(state: ClusterState, pod: PodInfo, evicted: Placed | undef
       minus,
       min: minAfterRemoval(counts, constraint.minDomains, minus),
       self: matchesSelector(constraint.selector, pod.labels) ? 1 : 0,
-      // The scheduler weighs each constraint by log(domains + 2), so spreading over few domains counts more.
-      weight: Math.log(counts.size + 2),
     };
   });
+  // While terminating, the evicted pod still counts for InterPodAffinity: nothing is taken out of the counts.
+  const gone = terminating ? undefined : evicted;
   const evictedDomain = (term: PodAffinityTerm): string | undefined =>
-    evicted && state.termMatches(term, pod, evicted.pod)
-      ? labelValue(evicted.node.labels, term.topologyKey)
-      : undefined;
+    gone && state.termMatches(term, pod, gone.pod) ? labelValue(gone.node.labels, term.topologyKey) : undefined;
   const ownAnti = pod.podAntiAffinity.map((term) => ({
     term,
     counts: state.matchCounts(term, pod),
@@ -91,10 +100,13 @@ function buildContext(state: ClusterState, pod: PodInfo, evicted: Placed | undef
       ? undefined
       : {
           terms,
-          others: state.podsMatchingAll(terms, pod).filter((o) => o.pod !== pod && o.pod !== evicted?.pod),
+          others: state
+            .podsMatchingAll(terms, pod)
+            .filter((o) => o.pod !== gone?.pod && (o.pod !== pod || terminating)),
           self: terms.every((t) => state.termMatches(t, pod, pod)),
         };
-  return { state, pod, evicted, spread, antiAgainst: state.antiAffinityAgainst(pod, evicted), ownAnti, ownAffinity };
+  const antiAgainst = state.antiAffinityAgainst(pod, gone);
+  return { state, pod, evicted, terminating, spread, antiAgainst, ownAnti, ownAffinity };
 }
 
 function countIn(s: SpreadTerm, domain: string): number {
@@ -113,7 +125,8 @@ function dynamicProblem(ctx: PlacementContext, node: NodeInfo, index: number): s
 
 function resourceShortfall(ctx: PlacementContext, node: NodeInfo, index: number): string | undefined {
   const usage = ctx.state.usageAt(index);
-  const freed = ctx.evicted !== undefined && ctx.evicted.node === node ? ctx.evicted.pod : undefined;
+  const freed =
+    !ctx.terminating && ctx.evicted !== undefined && ctx.evicted.node === node ? ctx.evicted.pod : undefined;
   const podCap = node.allocatable['pods'];
   if (podCap !== undefined && usage.pods - (freed ? 1 : 0) + 1 > podCap) return 'node has no room for another pod';
   const requests = ctx.pod.requests;
@@ -174,50 +187,13 @@ function spreadProblem(ctx: PlacementContext, node: NodeInfo, index: number): st
   return undefined;
 }
 
-function spreadScore(ctx: PlacementContext, index: number): number {
-  let spread = 0;
-  for (const s of ctx.spread) {
-    const domain = s.domains[index];
-    if (domain !== undefined) spread += countIn(s, domain) * s.weight;
-  }
-  return Math.round(spread * 1e6);
-}
-
-/**
- * Tie-break after spread, lower is better, folded into one number: preferred node affinity (weights sum to at
- * most a few hundred), then untolerated PreferNoSchedule taints, then the fraction of cpu/memory allocated.
- */
-function tieBreak(ctx: PlacementContext, node: NodeInfo, index: number): number {
-  const pod = ctx.pod;
-  const preferred = preferredScore(pod.preferredNodeAffinity, node);
-  let softTaints = 0;
-  for (const taint of node.taints)
-    if (taint.effect === 'PreferNoSchedule' && !isTolerated(taint, pod.tolerations)) softTaints++;
-  return -preferred * 1e6 + softTaints * 1e3 + Math.min(allocatedFraction(ctx, node, index), 999);
-}
-
-function allocatedFraction(ctx: PlacementContext, node: NodeInfo, index: number): number {
-  const usage = ctx.state.usageAt(index);
-  const freed = ctx.evicted !== undefined && ctx.evicted.node === node ? ctx.evicted.pod : undefined;
-  let sum = 0;
-  let n = 0;
-  for (const name of ['cpu', 'memory']) {
-    const cap = node.allocatable[name];
-    if (!cap) continue;
-    sum += ((usage.requested[name] ?? 0) - (freed?.requests[name] ?? 0) + (ctx.pod.requests[name] ?? 0)) / cap;
-    n++;
-  }
-  return n === 0 ? 0 : sum / n;
-}
-
 export interface PlacementResult {
   /** The chosen node, or undefined when no node is feasible. */
   readonly node: NodeInfo | undefined;
-  /** When no node is feasible: the most common reason, for the skipped list. */
-  readonly reason:
-    | string
-    | undefined; /** The other nodes with the chosen node's top score (the scheduler picks among them at random). */
+  /** The OTHER feasible nodes with the same top score: the scheduler picks at random among them and `node`. */
   readonly ties: readonly NodeInfo[];
+  /** When no node is feasible: the most common reason, for the skipped list. */
+  readonly reason: string | undefined;
 }
 
 /** Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec. */
@@ -225,16 +201,38 @@ export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly
   const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
   return state.memo(key, () => {
     const out: number[] = [];
-    state.nodeList.forEach((node, i) => {
+    for (const i of zoneInterleaved(state)) {
+      const node = state.nodeList[i]!;
       if (nodeAdmitsPod(pod, node) && volumesReachable(pod, node)) out.push(i);
-    });
+    }
     return out;
   });
 }
 
 /**
- * How many feasible nodes the scheduler looks for before it stops filtering (percentageOfNodesToScore's
- * adaptive default: 50% minus 1% per 125 nodes, at least 5%, and never fewer than 100 nodes).
+ * Node indices in the order kube-scheduler walks its node tree: one node of each zone in turn (zones in order of
+ * first appearance), so a search that stops early still sees every zone.
+ */
+function zoneInterleaved(state: ClusterState): readonly number[] {
+  return state.memo('zoneInterleaved', () => {
+    const zones = new Map<string, number[]>();
+    state.nodeList.forEach((node, i) => {
+      const key = `${node.labels['topology.kubernetes.io/region'] ?? ''}:\u0000:${node.labels['topology.kubernetes.io/zone'] ?? ''}`;
+      const list = zones.get(key);
+      if (list) list.push(i);
+      else zones.set(key, [i]);
+    });
+    const lists = [...zones.values()];
+    const out: number[] = [];
+    for (let k = 0; out.length < state.nodeList.length; k++)
+      for (const list of lists) if (k < list.length) out.push(list[k]!);
+    return out;
+  });
+}
+
+/**
+ * How many feasible nodes the scheduler looks for before it stops filtering (percentageOfNodesToScore's adaptive
+ * default: 50% minus 1% per 125 nodes, at least 5%, and never fewer than 100 nodes).
  */
 export function feasibleNodesToFind(nodes: number): number {
   if (nodes <= 100) return nodes;
@@ -243,56 +241,90 @@ export function feasibleNodesToFind(nodes: number): number {
 }
 
 /**
- * Simulates scheduling a replacement of `pod` (same spec and labels) with `evicted` gone. Spread scores are
- * sums of small counts, so there are few distinct values: nodes are visited tier by tier, best tier first,
- * and the search stops in the first tier that has a feasible node, after at most as many feasible nodes as
- * the scheduler itself would score.
+ * Simulates scheduling a replacement of `pod` (same spec and labels) after `evicted` was evicted: the filters, then
+ * the scores over the feasible nodes. `node` is the first by name of the top-scored nodes, `ties` the others.
+ *
+ * In a cluster of more than 100 nodes the scheduler filters only until it has feasibleNodesToFind() nodes, walking
+ * its zone-interleaved node list from where its previous pod stopped, and scores those. Where it starts is not
+ * knowable here, so the walk starts at the first node: the prediction is the best of a sample of the same size that
+ * covers every zone, and the ties are ties within it (see the README, "Landing prediction").
  */
 export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Placed | undefined): PlacementResult {
-  const ctx = buildContext(state, pod, evicted);
   const admitting = staticallyAdmitting(state, pod);
   if (admitting.length === 0) {
     return {
       node: undefined,
-      ties: [],
+      ties: NO_TIES,
       reason:
         pod.volumeTopology.length === 0
           ? 'no node can take a replacement (none is Ready, uncordoned, tolerated and matching its node affinity)'
           : 'no node can take a replacement (none is Ready, uncordoned, tolerated, matching its node affinity and able to reach its volumes)',
     };
   }
-  if (scoreBuffer.length < admitting.length) scoreBuffer = new Float64Array(admitting.length * 2);
-  const scores = scoreBuffer;
-  const tiers = new Set<number>();
-  for (let k = 0; k < admitting.length; k++) {
-    scores[k] = spreadScore(ctx, admitting[k]!);
-    tiers.add(scores[k]!);
-  }
-  const enough = feasibleNodesToFind(state.nodeList.length);
-  const sortedTiers = tiers.size === 1 ? tiers : [...tiers].sort((a, b) => a - b);
-  for (const tier of sortedTiers) {
-    let best: NodeInfo | undefined;
-    let bestTie = 0;
-    let feasible = 0;
-    for (let k = 0; k < admitting.length && feasible < enough; k++) {
-      if (scores[k] !== tier) continue;
-      const index = admitting[k]!;
-      const node = state.nodeList[index]!;
-      if (dynamicProblem(ctx, node, index) !== undefined) continue;
-      feasible++;
-      const tie = tieBreak(ctx, node, index);
-      if (best === undefined || tie < bestTie || (tie === bestTie && node.name < best.name)) {
-        best = node;
-        bestTie = tie;
-      }
-    }
-    if (best !== undefined) return { node: best, reason: undefined, ties: [] };
-  }
-  return { node: undefined, reason: whyNoNode(ctx, admitting), ties: [] };
+  const first = buildContext(state, pod, evicted, evicted !== undefined);
+  const whileTerminating = place(first, admitting);
+  if (whileTerminating.node !== undefined) return whileTerminating;
+  const gone = evicted === undefined ? first : buildContext(state, pod, evicted, false);
+  const once = evicted === undefined ? whileTerminating : place(gone, admitting);
+  return once.node !== undefined ? once : { ...once, reason: whyNoNode(gone, admitting) };
 }
 
+const NO_TIES: readonly NodeInfo[] = Object.freeze([]);
+
 /** Reused between placements: the planner places thousands of replacements per plan. */
-let scoreBuffer = new Float64Array(1024);
+let feasibleBuffer = new Int32Array(1024);
+let totalsBuffer = new Float64Array(1024);
+
+function place(ctx: PlacementContext, admitting: readonly number[]): PlacementResult {
+  const { state } = ctx;
+  if (feasibleBuffer.length < admitting.length) {
+    feasibleBuffer = new Int32Array(admitting.length * 2);
+    totalsBuffer = new Float64Array(admitting.length * 2);
+  }
+  const feasible = feasibleBuffer;
+  const enough = feasibleNodesToFind(state.nodeList.length);
+  let n = 0;
+  for (let k = 0; k < admitting.length && n < enough; k++) {
+    const index = admitting[k]!;
+    if (dynamicProblem(ctx, state.nodeList[index]!, index) === undefined) feasible[n++] = index;
+  }
+  if (n === 0) return { node: undefined, ties: NO_TIES, reason: undefined };
+  // One feasible node: the scheduler skips scoring.
+  if (n === 1) return { node: state.nodeList[feasible[0]!]!, ties: NO_TIES, reason: undefined };
+  const totals = totalsBuffer;
+  scoreNodes(state, ctx.pod, evictedView(ctx), feasible.subarray(0, n), totals);
+  let top = -Infinity;
+  for (let k = 0; k < n; k++) if (totals[k]! > top) top = totals[k]!;
+  const best: NodeInfo[] = [];
+  for (let k = 0; k < n; k++) if (totals[k] === top) best.push(state.nodeList[feasible[k]!]!);
+  if (best.length > 1) best.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { node: best[0], ties: best.length > 1 ? best.slice(1) : NO_TIES, reason: undefined };
+}
+
+function evictedView(ctx: PlacementContext): EvictedView {
+  return ctx.terminating
+    ? { terminating: ctx.evicted, gone: undefined }
+    : { terminating: undefined, gone: ctx.evicted };
+}
+
+/**
+ * Every feasible node's weighted score per plugin and total, for a replacement placed as placeReplacement() would
+ * (while the evicted pod terminates): what the scheduler logs at -v=10, for explaining a prediction.
+ */
+export function explainScores(
+  state: ClusterState,
+  pod: PodInfo,
+  evicted: Placed | undefined,
+): Array<{ node: string; total: number; plugins: Record<string, number> }> {
+  const ctx = buildContext(state, pod, evicted, evicted !== undefined);
+  const feasible = Int32Array.from(
+    staticallyAdmitting(state, pod).filter((i) => dynamicProblem(ctx, state.nodeList[i]!, i) === undefined),
+  );
+  const totals = new Float64Array(feasible.length);
+  const plugins: Array<Record<string, number>> = [];
+  scoreNodes(state, pod, evictedView(ctx), feasible, totals, plugins);
+  return [...feasible].map((i, k) => ({ node: state.nodeList[i]!.name, total: totals[k]!, plugins: plugins[k] ?? {} }));
+}
 
 /** The most common reason the admitting nodes refused the replacement (only computed when all did). */
 function whyNoNode(ctx: PlacementContext, admitting: readonly number[]): string {

@@ -32,6 +32,8 @@ export interface ControlPlaneOptions {
    * kube-scheduler ignores those flags once it has a --config.
    */
   readonly schedulerConfig?: string;
+  /** kube-scheduler's log verbosity (`-v`); at 10 it logs every node's plugin and final scores for each pod. */
+  readonly schedulerVerbosity?: number;
   /** Extra kube-apiserver flags. */
   readonly apiServerArgs?: readonly string[];
 }
@@ -271,7 +273,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         new ManagedProcess({
           name: 'kube-scheduler',
           command: assets.binary('kube-scheduler'),
-          args: [...settings, '--bind-address=127.0.0.1', '--secure-port=0'],
+          args: [
+            ...settings,
+            '--bind-address=127.0.0.1',
+            '--secure-port=0',
+            ...(opts.schedulerVerbosity === undefined ? [] : [`-v=${opts.schedulerVerbosity}`]),
+          ],
           dir,
         }),
       );

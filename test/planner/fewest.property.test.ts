@@ -11,14 +11,14 @@
 // Placement of a replacement (the evicted pod is gone first, as a terminating pod is not counted):
 //  - feasible nodes: the workload's nodeSelector matches, the NoSchedule taint is tolerated, and for every
 //    DoNotSchedule constraint count(node's domain) + 1 − global minimum <= maxSkew (the pod matches its own selector);
-//  - among those, kube-scheduler's PodTopologySpread *scores* only ScheduleAnyway constraints (lower weighted count
-//    wins); with DoNotSchedule constraints alone the choice among feasible nodes is left to other scorers
-//    (NodeResourcesFit's least-allocated, image locality...) and ties are broken at random. The product stands in
-//    with "least-loaded domains" for every constraint (hard and soft, weighted by ln(domains + 2)), then preferred
-//    affinity, soft taints, allocation and the node name. The oracle does not fix a weighting or a tie-break: it
-//    accepts every feasible node that is least loaded in the Pareto sense (no other feasible node has fewer matching
-//    pods in its domain for one of the workload's constraints and no more for any), and treats the choice among
-//    them as open. Any positive weighting's best node is such a node, so the product's choice must be one of them.
+//  - among those, kube-scheduler v1.26 picks at random among the nodes with the top total score. In these clusters
+//    (identical nodes, pods without requests, no images, no preferred affinity, no PreferNoSchedule taint) only two
+//    weighted scores differ between nodes: PodTopologySpread (weight 2) over the pod's ScheduleAnyway constraints —
+//    Σ (matching pods in the node's domain × ln(domains among the feasible nodes + 2) + maxSkew − 1), rounded, then
+//    100 × (max + min − score) / max — and NodeResourcesFit's LeastAllocated (weight 1), where every pod counts the
+//    scheduler's non-zero defaults of 100m cpu and 200Mi memory and the evicted pod, still terminating, still holds
+//    its node's share (scoring.go of both plugins, resource_allocation.go, least_allocated.go). Every top-scored
+//    node is an allowed landing: the choice among them is open.
 //  - a replacement that no node can take would leave the workload a replica short: such an eviction is not a
 //    rebalancing move (nodeFit), so the search never makes it.
 //
@@ -299,11 +299,27 @@ function balanced(m: Model, s: State): boolean {
   return true;
 }
 
-/** Nodes where the scheduler may put a replacement of workload w in state s (the evicted pod already gone). */
-function allowedTargets(m: Model, s: State, w: number): number[] {
+/** The default node's allocatable cpu (millicores) and memory (bytes), and the non-zero defaults of a pod. */
+const NODE_CPU = 16_000;
+const NODE_MEMORY = 64 * 2 ** 30;
+const POD_CPU = 100;
+const POD_MEMORY = 200 * 2 ** 20;
+
+/** LeastAllocated with cpu and memory weighted 1, for a node running `pods` pods before the replacement. */
+function leastAllocated(pods: number): number {
+  const cpu = Math.trunc(((NODE_CPU - POD_CPU * (pods + 1)) * 100) / NODE_CPU);
+  const memory = Math.trunc(((NODE_MEMORY - POD_MEMORY * (pods + 1)) * 100) / NODE_MEMORY);
+  return Math.trunc((cpu + memory) / 2);
+}
+
+/**
+ * Nodes where the scheduler may put a replacement of workload w in state s (the evicted pod, from node `from`, gone
+ * for the filters and spreading, still holding its resources).
+ */
+function allowedTargets(m: Model, s: State, w: number, from: number): number[] {
   const wl = m.workloads[w]!;
   const counts = wl.constraints.map((c) => domainCounts(m, s, w, c));
-  const feasible: Array<{ n: number; load: number[] }> = [];
+  const feasible: number[] = [];
   m.nodes.forEach((node, n) => {
     if (!schedulable(wl, node)) return;
     for (let i = 0; i < wl.constraints.length; i++) {
@@ -311,10 +327,32 @@ function allowedTargets(m: Model, s: State, w: number): number[] {
       if (!c.hard) continue;
       if ((counts[i]!.get(domainOf(c, node)) ?? 0) + 1 - globalMin(counts[i]!, c) > c.maxSkew) return;
     }
-    feasible.push({ n, load: wl.constraints.map((c, i) => counts[i]!.get(domainOf(c, node)) ?? 0) });
+    feasible.push(n);
   });
-  const dominates = (a: number[], b: number[]): boolean => a.every((x, i) => x <= b[i]!) && a.some((x, i) => x < b[i]!);
-  return feasible.filter((f) => !feasible.some((g) => dominates(g.load, f.load))).map((f) => f.n);
+  if (feasible.length <= 1) return feasible;
+  const soft = wl.constraints.flatMap((c, i) => (c.hard ? [] : [{ c, counts: counts[i]! }]));
+  const raw = feasible.map((n) => {
+    let score = 0;
+    for (const { c, counts: cc } of soft) {
+      const domains = new Set(feasible.map((f) => domainOf(c, m.nodes[f]!))).size;
+      // Hostname counts the node's own pods (no eligibility rule); other keys the domain's, over eligible nodes.
+      const here =
+        c.key === 'zone'
+          ? (cc.get(domainOf(c, m.nodes[n]!)) ?? 0)
+          : m.workloads.reduce((sum, _o, o) => sum + (selects(c, w, o) ? podsAt(m, s, o, n) : 0), 0);
+      score += here * Math.log(domains + 2) + (c.maxSkew - 1);
+    }
+    return Math.round(score);
+  });
+  const max = Math.max(...raw);
+  const min = Math.min(...raw);
+  const totals = feasible.map((n, k) => {
+    const spread = soft.length === 0 || max === 0 ? 100 : Math.trunc((100 * (max + min - raw[k]!)) / max);
+    const pods = m.workloads.reduce((sum, _o, o) => sum + podsAt(m, s, o, n), 0) + (n === from ? 1 : 0);
+    return 2 * spread + leastAllocated(pods);
+  });
+  const top = Math.max(...totals);
+  return feasible.filter((_n, k) => totals[k] === top);
 }
 
 function withDelta(m: Model, s: State, w: number, n: number, field: 'orig' | 'repl', delta: number): State {
@@ -353,7 +391,7 @@ function steps(m: Model, s: State): Step[] {
     for (let n = 0; n < m.nodes.length; n++) {
       if (s.orig[w * m.nodes.length + n] === 0) continue;
       const gone = withDelta(m, s, w, n, 'orig', -1);
-      const targets = allowedTargets(m, gone, w).map((t) => withDelta(m, gone, w, t, 'repl', 1));
+      const targets = allowedTargets(m, gone, w, n).map((t) => withDelta(m, gone, w, t, 'repl', 1));
       if (targets.length > 0) out.push({ w, n, targets, safe: targets.filter((t) => breaksNothing(m, s, t)) });
     }
   }
@@ -535,7 +573,7 @@ function judge(m: Model, moves: readonly PlannedMove[], oracle: Search, exact = 
       return problems;
     }
     const gone = withDelta(m, s, mv.workload, mv.from, 'orig', -1);
-    const allowed = allowedTargets(m, gone, mv.workload);
+    const allowed = allowedTargets(m, gone, mv.workload, mv.from);
     if (mv.target === undefined || !allowed.includes(mv.target)) {
       const names = allowed.map((n) => m.nodes[n]!.name).join(', ') || 'none';
       const target = mv.target === undefined ? 'no node' : m.nodes[mv.target]!.name;

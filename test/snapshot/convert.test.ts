@@ -66,7 +66,21 @@ describe('convertNode', () => {
       unschedulable: true,
       ready: true,
       allocatable: { cpu: 3920, memory: 15147784 * 1024, pods: 58, 'nvidia.com/gpu': 2, 'hugepages-2Mi': 2 ** 30 },
+      images: [],
     });
+  });
+
+  it('reads node.status.images for ImageLocality, one shared list for nodes reporting the same images', () => {
+    const image = (n: ReturnType<typeof makeNode>) =>
+      n
+        .image(['registry.example/app@sha256:ab12', 'registry.example/app:1.0'], 250 * 2 ** 20)
+        .image(['pause:3.9'], 300_000);
+    const [a, b] = buildSnapshot([image(makeNode('a')), image(makeNode('b'))]).nodes;
+    expect(a!.images).toEqual([
+      { names: ['registry.example/app@sha256:ab12', 'registry.example/app:1.0'], sizeBytes: 250 * 2 ** 20 },
+      { names: ['pause:3.9'], sizeBytes: 300_000 },
+    ]);
+    expect(b!.images).toBe(a!.images);
   });
 
   it.each([
@@ -1042,5 +1056,48 @@ describe('convertPod: what the API server accepts loads', () => {
     ]);
     const pod = snapshot.pods[0]!;
     expect(matchesRequiredNodeAffinity(pod.requiredNodeAffinity, snapshot.nodes[0]!)).toBe(false);
+  });
+});
+
+describe('convertPod: what the scheduler scoring reads', () => {
+  it('counts a container without a cpu or memory request as 100m and 200Mi, one set to 0 as 0 (non-zero requests)', () => {
+    const p = pod(
+      makePod('p')
+        .requests({ cpu: '250m' })
+        .addContainer('zero', { requests: { cpu: '0', memory: '0' } })
+        .addContainer('init', { requests: { cpu: '2' } }, 'init'),
+    );
+    expect(p.requests).toEqual({ cpu: 2000, memory: 0 });
+    // Regular: 250m + 0 cpu, 200Mi + 0 memory; the init container needs 2 cpu and 200Mi (its memory is unset).
+    expect(p.nonZeroRequests).toEqual({ cpu: 2000, memory: 200 * 2 ** 20 });
+    expect(pod(makePod('q')).nonZeroRequests).toEqual({ cpu: 100, memory: 200 * 2 ** 20 });
+  });
+
+  it('normalises container images as ImageLocality looks them up (a name without a tag is :latest)', () => {
+    const p = pod(makePod('p').images('nginx', 'registry.example:5000/app', 'busybox:1.36', 'app@sha256:ab12'));
+    expect(p.images).toEqual(['nginx:latest', 'registry.example:5000/app:latest', 'busybox:1.36', 'app@sha256:ab12']);
+  });
+
+  it('reads preferred pod affinity and anti-affinity with their weights', () => {
+    const p = pod(
+      makePod('p', 'shop')
+        .preferredPodAffinity(80, { topologyKey: ZONE, labelSelector: { matchLabels: { app: 'cache' } } })
+        .preferredPodAntiAffinity(20, { topologyKey: HOSTNAME, labelSelector: { matchLabels: { app: 'web' } } }),
+    );
+    expect(p.preferredPodAffinity?.map((t) => [t.weight, t.term.topologyKey, t.term.namespaces])).toEqual([
+      [80, ZONE, ['shop']],
+    ]);
+    expect(p.preferredPodAntiAffinity?.map((t) => [t.weight, selectorText(t.term.selector)])).toEqual([
+      [20, 'app=web'],
+    ]);
+    expect(() =>
+      pod(
+        makePod('p').set('spec.affinity', {
+          podAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 0, podAffinityTerm: { topologyKey: ZONE } }],
+          },
+        }),
+      ),
+    ).toThrow('spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: must be 1–100');
   });
 });

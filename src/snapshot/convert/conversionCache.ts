@@ -21,6 +21,8 @@ export class ConversionCache {
   readonly workloads = new WeakMap<OwnerRef, WorkloadRef>();
   /** Requests and QoS by the raw resource strings of all containers. */
   readonly resources = new BoundedCache<string, PodResources>();
+  /** Container image lists (ImageLocality), keyed by the raw images. */
+  readonly images = new BoundedCache<string, readonly string[]>();
   /** The last pod converted. */
   readonly previous = new PreviousPod();
 }

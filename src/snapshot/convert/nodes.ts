@@ -1,7 +1,20 @@
 // Node and Namespace → NodeInfo and NamespaceInfo.
 import { intern, internLabels, internResources } from '../../model/intern.js';
-import type { NamespaceInfo, NodeInfo } from '../../model/types.js';
-import { conditionTrue, getBool, getObj, getStringMap, labelsOf, requireString, root } from './fields.js';
+import { FieldError } from '../../errors.js';
+import { isObj, typeName, type Obj } from '../../model/rawJson.js';
+import type { NamespaceInfo, NodeImage, NodeInfo } from '../../model/types.js';
+import {
+  conditionTrue,
+  EMPTY,
+  getBool,
+  getInt,
+  getList,
+  getObj,
+  getStringMap,
+  labelsOf,
+  requireString,
+  root,
+} from './fields.js';
 import { resourceList } from './resources.js';
 import { taints } from './taints.js';
 
@@ -18,7 +31,33 @@ export function convertNode(raw: unknown): NodeInfo {
     unschedulable: getBool(spec, 'unschedulable', 'spec') ?? false,
     ready: conditionTrue(status, 'Ready', 'status'),
     allocatable: internResources(resourceList(status, 'allocatable', 'status') ?? {}),
+    images: nodeImages(status),
   };
+}
+
+/** Image lists by their raw text: nodes of one pool report the same images, so they share one list. */
+const imageLists = new Map<string, readonly NodeImage[]>();
+const MAX_IMAGE_LISTS = 4096;
+
+/** node.status.images, for ImageLocality: the names each image is known by, and its size. */
+function nodeImages(status: Obj | undefined): readonly NodeImage[] {
+  const list = getList(status, 'images', 'status');
+  if (list === undefined || list.length === 0) return EMPTY;
+  const key = JSON.stringify(list);
+  const known = imageLists.get(key);
+  if (known !== undefined) return known;
+  const images = list.map((raw, i): NodeImage => {
+    const path = `status.images[${i}]`;
+    if (!isObj(raw)) throw new FieldError(path, `must be an object (got ${typeName(raw)})`);
+    const names = (getList(raw, 'names', path) ?? []).map((n, j) => {
+      if (typeof n !== 'string') throw new FieldError(`${path}.names[${j}]`, `must be a string (got ${typeName(n)})`);
+      return intern(n);
+    });
+    return { names, sizeBytes: getInt(raw, 'sizeBytes', path) ?? 0 };
+  });
+  if (imageLists.size >= MAX_IMAGE_LISTS) imageLists.clear();
+  imageLists.set(key, images);
+  return images;
 }
 
 export function convertNamespace(raw: unknown): NamespaceInfo {

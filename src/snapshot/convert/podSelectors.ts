@@ -11,6 +11,7 @@ import type {
   PodAffinityTerm,
   Selector,
   SpreadConstraint,
+  WeightedPodAffinityTerm,
   WhenUnsatisfiable,
 } from '../../model/types.js';
 import type { BoundedCache } from './boundedCache.js';
@@ -145,31 +146,68 @@ export function podAffinityTerms(
   const sectionPath = `spec.affinity.${kind}`;
   const list = getList(section, 'requiredDuringSchedulingIgnoredDuringExecution', sectionPath);
   if (list === undefined || list.length === 0) return EMPTY;
-  return list.map((raw, i) => {
-    const path = `${sectionPath}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`;
-    if (!isObj(raw)) throw new FieldError(path, `must be an object (got ${typeName(raw)})`);
-    const base = compileCached(raw['labelSelector'], `${path}.labelSelector`, cache);
-    const selector = andCached(
-      base,
-      [
-        ...labelKeyRequirements(raw, 'matchLabelKeys', path, podLabels),
-        ...labelKeyRequirements(raw, 'mismatchLabelKeys', path, podLabels),
-      ],
+  return list.map((raw, i) =>
+    podAffinityTerm(
+      raw,
+      `${sectionPath}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`,
+      namespace,
+      podLabels,
       cache,
-    );
-    const topologyKey = requireString(raw, 'topologyKey', path);
-    const names: string[] = [];
-    (getList(raw, 'namespaces', path) ?? []).forEach((n, j) => {
-      if (typeof n !== 'string')
-        throw new FieldError(`${path}.namespaces[${j}]`, `must be a string (got ${typeName(n)})`);
-      names.push(intern(n));
-    });
-    const rawNsSelector = raw['namespaceSelector'];
-    const namespaceSelector = present(rawNsSelector)
-      ? compileCached(rawNsSelector, `${path}.namespaceSelector`, cache)
-      : undefined;
-    // Neither namespaces nor namespaceSelector: the pod's own namespace (filled in here so readers need not).
-    if (names.length === 0 && namespaceSelector === undefined) names.push(namespace);
-    return { selector, topologyKey: intern(topologyKey), namespaces: names, namespaceSelector };
+    ),
+  );
+}
+
+/** The preferred terms of podAffinity or podAntiAffinity, each with its weight (1–100). */
+export function preferredPodAffinityTerms(
+  affinity: Obj | undefined,
+  kind: 'podAffinity' | 'podAntiAffinity',
+  namespace: string,
+  podLabels: Readonly<Record<string, string>>,
+  cache: SelectorCaches,
+): readonly WeightedPodAffinityTerm[] {
+  const section = getObj(affinity, kind, 'spec.affinity');
+  const sectionPath = `spec.affinity.${kind}.preferredDuringSchedulingIgnoredDuringExecution`;
+  const list = getList(section, 'preferredDuringSchedulingIgnoredDuringExecution', `spec.affinity.${kind}`);
+  if (list === undefined || list.length === 0) return EMPTY;
+  return list.map((raw, i) => {
+    const path = `${sectionPath}[${i}]`;
+    if (!isObj(raw)) throw new FieldError(path, `must be an object (got ${typeName(raw)})`);
+    const weight = getInt(raw, 'weight', path);
+    if (weight === undefined || weight < 1 || weight > 100) throw new FieldError(`${path}.weight`, 'must be 1–100');
+    const term = podAffinityTerm(raw['podAffinityTerm'], `${path}.podAffinityTerm`, namespace, podLabels, cache);
+    return { weight, term };
   });
+}
+
+function podAffinityTerm(
+  raw: unknown,
+  path: string,
+  namespace: string,
+  podLabels: Readonly<Record<string, string>>,
+  cache: SelectorCaches,
+): PodAffinityTerm {
+  if (!isObj(raw)) throw new FieldError(path, `must be an object (got ${typeName(raw)})`);
+  const base = compileCached(raw['labelSelector'], `${path}.labelSelector`, cache);
+  const selector = andCached(
+    base,
+    [
+      ...labelKeyRequirements(raw, 'matchLabelKeys', path, podLabels),
+      ...labelKeyRequirements(raw, 'mismatchLabelKeys', path, podLabels),
+    ],
+    cache,
+  );
+  const topologyKey = requireString(raw, 'topologyKey', path);
+  const names: string[] = [];
+  (getList(raw, 'namespaces', path) ?? []).forEach((n, j) => {
+    if (typeof n !== 'string')
+      throw new FieldError(`${path}.namespaces[${j}]`, `must be a string (got ${typeName(n)})`);
+    names.push(intern(n));
+  });
+  const rawNsSelector = raw['namespaceSelector'];
+  const namespaceSelector = present(rawNsSelector)
+    ? compileCached(rawNsSelector, `${path}.namespaceSelector`, cache)
+    : undefined;
+  // Neither namespaces nor namespaceSelector: the pod's own namespace (filled in here so readers need not).
+  if (names.length === 0 && namespaceSelector === undefined) names.push(namespace);
+  return { selector, topologyKey: intern(topologyKey), namespaces: names, namespaceSelector };
 }

@@ -5,7 +5,7 @@
 // (field paths are built only when reporting an error, label sets are interned, no JSON.stringify, no RegExp creation)
 // and reuses what the previous pod and the caller's ConversionCache already hold.
 import { intern } from '../../model/intern.js';
-import { present } from '../../model/rawJson.js';
+import { isObj, present, type Obj } from '../../model/rawJson.js';
 import type { PodInfo, PodPhase, QosClass } from '../../model/types.js';
 import type { ConversionCache } from './conversionCache.js';
 import {
@@ -73,12 +73,16 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     owner,
     workload: workloadOf(owner, name, labels, cache.workloads),
     requests: resources.requests,
+    nonZeroRequests: resources.nonZeroRequests,
+    images: containerImages(spec, cache),
     requiredNodeAffinity: previous.required,
     preferredNodeAffinity: previous.preferred,
     tolerations: previous.tolerationsOf(spec, cache.tolerations),
     spreadConstraints: spread,
     podAffinity: previous.podAffinity,
     podAntiAffinity: previous.podAntiAffinity,
+    preferredPodAffinity: previous.preferredPodAffinity,
+    preferredPodAntiAffinity: previous.preferredPodAntiAffinity,
     daemonSet: owner?.kind === 'DaemonSet',
     mirror:
       (annotations !== undefined && Object.hasOwn(annotations, 'kubernetes.io/config.mirror')) ||
@@ -95,4 +99,26 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     initRestarts: health.initRestarts,
     statusDetail: health.statusDetail,
   };
+}
+
+/**
+ * The images of spec.containers as ImageLocality looks them up in node.status.images: a name without a tag gets
+ * `:latest` (a digest or tag after the last `/` is kept). Replicas share the list.
+ */
+function containerImages(spec: Obj | undefined, cache: ConversionCache): readonly string[] {
+  const list = spec?.['containers'];
+  if (!Array.isArray(list) || list.length === 0) return EMPTY;
+  let key = '';
+  for (const c of list as unknown[]) {
+    const image = isObj(c) ? c['image'] : undefined;
+    key += `${typeof image === 'string' ? image : ''}\u0000`;
+  }
+  const known = cache.images.get(key);
+  if (known !== undefined) return known;
+  const images = (list as unknown[]).map((c) => {
+    const image = isObj(c) && typeof c['image'] === 'string' ? c['image'] : '';
+    return intern(image.lastIndexOf(':') <= image.lastIndexOf('/') ? `${image}:latest` : image);
+  });
+  cache.images.set(key, images);
+  return images;
 }

@@ -11,11 +11,12 @@ import type {
   RequiredNodeAffinity,
   SpreadConstraint,
   Toleration,
+  WeightedPodAffinityTerm,
 } from '../../model/types.js';
 import type { BoundedCache } from './boundedCache.js';
 import { EMPTY, getObj, getStringMap, sameJson } from './fields.js';
 import { NO_REQUIREMENT, preferredNodeAffinity, requiredNodeAffinity } from './nodeSelectors.js';
-import { podAffinityTerms, spreadConstraints, type SelectorCaches } from './podSelectors.js';
+import { podAffinityTerms, preferredPodAffinityTerms, spreadConstraints, type SelectorCaches } from './podSelectors.js';
 import { podResources, sameContainerResources, type PodResources } from './resources.js';
 import { tolerations } from './taints.js';
 
@@ -38,6 +39,8 @@ export class PreviousPod {
   affinityLabels: Labels = EMPTY_LABELS;
   affinityNamespace = '';
   podAffinity: readonly PodAffinityTerm[] = EMPTY;
+  preferredPodAffinity: readonly WeightedPodAffinityTerm[] = EMPTY;
+  preferredPodAntiAffinity: readonly WeightedPodAffinityTerm[] = EMPTY;
   podAntiAffinity: readonly PodAffinityTerm[] = EMPTY;
 
   /** metadata.labels, validated (`raw`, for matchLabelKeys) and interned (`labels`). */
@@ -134,11 +137,15 @@ export class PreviousPod {
     // Both are converted before either is kept: a pod that fails conversion leaves the memo as it was.
     const podAffinity = podAffinityTerms(affinity, 'podAffinity', namespace, rawLabels, cache);
     const podAntiAffinity = podAffinityTerms(affinity, 'podAntiAffinity', namespace, rawLabels, cache);
+    const preferred = preferredPodAffinityTerms(affinity, 'podAffinity', namespace, rawLabels, cache);
+    const preferredAnti = preferredPodAffinityTerms(affinity, 'podAntiAffinity', namespace, rawLabels, cache);
     this.affinityRaw = affinityRaw;
     this.antiAffinityRaw = antiRaw;
     this.affinityLabels = labels;
     this.affinityNamespace = namespace;
     this.podAffinity = podAffinity;
     this.podAntiAffinity = podAntiAffinity;
+    this.preferredPodAffinity = preferred;
+    this.preferredPodAntiAffinity = preferredAnti;
   }
 }

@@ -137,6 +137,34 @@ function containers(spec: Obj | undefined, key: 'containers' | 'initContainers')
 export interface PodResources {
   readonly requests: Resources;
   readonly qos: QosClass;
+  readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
+}
+
+/** The scheduler's defaults for a container that requests no cpu or memory, used by its scoring only. */
+export const NON_ZERO_CPU = 100;
+export const NON_ZERO_MEMORY = 200 * 1024 * 1024;
+
+/**
+ * cpu and memory as kube-scheduler v1.26's scoring counts them (schedutil.GetNonzeroRequests): a container without
+ * a cpu (memory) request counts 100m (200Mi), one set explicitly to 0 counts 0; the regular containers are summed,
+ * the pod needs at least each init container's, plus the overhead.
+ */
+function nonZeroRequests(
+  containers: readonly ContainerResources[],
+  initContainers: readonly ContainerResources[],
+  overhead: Record<string, number> | undefined,
+): { readonly cpu: number; readonly memory: number } {
+  let cpu = 0;
+  let memory = 0;
+  for (const c of containers) {
+    cpu += c.requests['cpu'] ?? NON_ZERO_CPU;
+    memory += c.requests['memory'] ?? NON_ZERO_MEMORY;
+  }
+  for (const c of initContainers) {
+    cpu = Math.max(cpu, c.requests['cpu'] ?? NON_ZERO_CPU);
+    memory = Math.max(memory, c.requests['memory'] ?? NON_ZERO_MEMORY);
+  }
+  return { cpu: cpu + (overhead?.['cpu'] ?? 0), memory: memory + (overhead?.['memory'] ?? 0) };
 }
 
 function appendResourceList(key: string, list: unknown): string | undefined {
@@ -194,6 +222,7 @@ export function podResources(spec: Obj | undefined, cache: BoundedCache<string, 
   const value: PodResources = {
     requests: podRequests(regular, init, overhead),
     qos: computeQos(init.length === 0 ? regular : [...init, ...regular]),
+    nonZeroRequests: nonZeroRequests(regular, init, overhead),
   };
   if (key !== undefined) cache.set(key, value);
   return value;

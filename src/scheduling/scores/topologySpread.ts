@@ -1,0 +1,202 @@
+// PodTopologySpread's score (kube-scheduler v1.26): for the pod's ScheduleAnyway constraints — or, for a pod with no
+// constraints of its own, the profile's default constraints with a selector derived from its controller — a node
+// scores Σ (matching pods in its domain × log(domains + 2) + maxSkew − 1), rounded; fewer is better, so the scores are
+// turned round: 100 × (max + min − score) / max. Terminating pods are not counted (the evicted pod among them).
+//
+// The System defaults select the pods of the pod's Service, ReplicaSet, ReplicationController or StatefulSet. The
+// snapshot holds no Services or controllers, so the selector is derived from the pod's own labels when a ReplicaSet,
+// ReplicationController or StatefulSet controls it (their pods share the template's labels, less the per-pod and
+// per-revision ones): a pod selected only by a Service gets no default spreading here (see the README).
+import { labelValue, matchesSelector, selectorFromLabels } from '../../model/labels.js';
+import { matchesRequiredNodeAffinity } from '../../model/nodeAffinity.js';
+import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint } from '../../model/taints.js';
+import type { Labels, NodeInclusionPolicy, NodeInfo, PodInfo, Selector } from '../../model/types.js';
+import type { ClusterState, Placed } from '../clusterState.js';
+import type { SchedulerProfile } from '../profile.js';
+import { MAX_NODE_SCORE } from './normalize.js';
+
+const HOSTNAME = 'kubernetes.io/hostname';
+const ZONE = 'topology.kubernetes.io/zone';
+
+interface ScoringConstraint {
+  readonly topologyKey: string;
+  readonly maxSkew: number;
+  readonly selector: Selector;
+  readonly nodeAffinityPolicy: NodeInclusionPolicy;
+  readonly nodeTaintsPolicy: NodeInclusionPolicy;
+}
+
+const SYSTEM_DEFAULTS = [
+  { topologyKey: ZONE, maxSkew: 5, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' },
+  { topologyKey: HOSTNAME, maxSkew: 3, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' },
+] as const;
+
+/** Labels a controller sets per pod or per revision, never part of its selector. */
+const PER_POD_LABELS = [
+  'statefulset.kubernetes.io/pod-name',
+  'controller-revision-hash',
+  'apps.kubernetes.io/pod-index',
+];
+const DEFAULTED_OWNERS = new Set(['ReplicaSet', 'ReplicationController', 'StatefulSet']);
+
+/** Derived selectors by label set (replicas share their interned labels). */
+const derived = new WeakMap<Labels, Selector | null>();
+
+function controllerSelector(pod: PodInfo): Selector | undefined {
+  if (pod.owner === undefined || !DEFAULTED_OWNERS.has(pod.owner.kind)) return undefined;
+  let known = derived.get(pod.labels);
+  if (known === undefined) {
+    known = deriveSelector(pod.labels) ?? null;
+    derived.set(pod.labels, known);
+  }
+  return known ?? undefined;
+}
+
+function deriveSelector(podLabels: Labels): Selector | undefined {
+  let labels: Labels = podLabels;
+  if (PER_POD_LABELS.some((k) => k in labels)) {
+    const copy: Record<string, string> = { ...labels };
+    for (const k of PER_POD_LABELS) delete copy[k];
+    labels = copy;
+  }
+  if (Object.keys(labels).length === 0) return undefined;
+  return selectorFromLabels(labels);
+}
+
+/** The constraints the score uses, and whether a node must carry every one of their keys to be scored. */
+function scoringConstraints(
+  pod: PodInfo,
+  profile: SchedulerProfile,
+): { readonly constraints: readonly ScoringConstraint[]; readonly requireAll: boolean } {
+  if (pod.spreadConstraints.length > 0) {
+    const constraints = pod.spreadConstraints.filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway');
+    return { constraints, requireAll: true };
+  }
+  const defaulting = profile.spreadDefaulting;
+  const defaults =
+    defaulting.type === 'System'
+      ? SYSTEM_DEFAULTS
+      : defaulting.constraints.filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway');
+  const selector = defaults.length === 0 ? undefined : controllerSelector(pod);
+  if (selector === undefined) return { constraints: [], requireAll: true };
+  const constraints = defaults.map((c) => ({
+    topologyKey: c.topologyKey,
+    maxSkew: c.maxSkew,
+    selector,
+    nodeAffinityPolicy: c.nodeAffinityPolicy ?? 'Honor',
+    nodeTaintsPolicy: c.nodeTaintsPolicy ?? 'Ignore',
+  }));
+  // Only the System defaults let a node without a zone label still be scored by hostname.
+  return { constraints, requireAll: defaulting.type !== 'System' };
+}
+
+function hasAllKeys(node: NodeInfo, constraints: readonly ScoringConstraint[]): boolean {
+  for (const c of constraints) if (labelValue(node.labels, c.topologyKey) === undefined) return false;
+  return true;
+}
+
+function included(c: ScoringConstraint, pod: PodInfo, node: NodeInfo): boolean {
+  if (c.nodeAffinityPolicy === 'Honor' && !matchesRequiredNodeAffinity(pod.requiredNodeAffinity, node)) return false;
+  return !(
+    c.nodeTaintsPolicy === 'Honor' &&
+    findUntoleratedTaint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) !== undefined
+  );
+}
+
+/**
+ * Writes the normalised PodTopologySpread scores of the `feasible` nodes (node indices) into `out`. `terminating`:
+ * the evicted pod, not counted.
+ */
+export function spreadScores(
+  state: ClusterState,
+  pod: PodInfo,
+  terminating: Placed | undefined,
+  feasible: Int32Array,
+  out: Float64Array,
+): void {
+  const n = feasible.length;
+  const { constraints, requireAll } = scoringConstraints(pod, state.profile);
+  if (constraints.length === 0) {
+    out.fill(MAX_NODE_SCORE, 0, n);
+    return;
+  }
+  const nodes = state.nodeList;
+  const ignored = new Uint8Array(n);
+  for (let k = 0; k < n; k++) if (requireAll && !hasAllKeys(nodes[feasible[k]!]!, constraints)) ignored[k] = 1;
+  // Domains of the scored nodes (the pair's value is '' on a node without the key), then pods counted into them from
+  // every node the constraint includes.
+  const domainCounts = constraints.map(() => new Map<string, number>());
+  const weights = constraints.map((c, i) => {
+    let size = 0;
+    for (let k = 0; k < n; k++) {
+      if (ignored[k]) continue;
+      if (c.topologyKey === HOSTNAME) size++;
+      else {
+        const value = labelValue(nodes[feasible[k]!]!.labels, c.topologyKey) ?? '';
+        if (!domainCounts[i]!.has(value)) domainCounts[i]!.set(value, 0);
+      }
+    }
+    return Math.log((c.topologyKey === HOSTNAME ? size : domainCounts[i]!.size) + 2);
+  });
+  const evictedAt = terminating === undefined ? -1 : (state.nodeIndex.get(terminating.node.name) ?? -1);
+  const perNode = constraints.map((c) => {
+    const counts = countsOnNodes(state, pod.namespace, c.selector);
+    const evictedCounted =
+      terminating !== undefined && terminating.pod.namespace === pod.namespace && matches(c.selector, terminating.pod);
+    return { counts, evictedCounted };
+  });
+  constraints.forEach((c, i) => {
+    if (c.topologyKey === HOSTNAME) return;
+    const domains = domainCounts[i]!;
+    for (const [index, count] of perNode[i]!.counts) {
+      const node = nodes[index]!;
+      if (requireAll && !hasAllKeys(node, constraints)) continue;
+      if (!included(c, pod, node)) continue;
+      const value = labelValue(node.labels, c.topologyKey) ?? '';
+      const have = domains.get(value);
+      if (have === undefined) continue;
+      const minus = perNode[i]!.evictedCounted && index === evictedAt ? 1 : 0;
+      domains.set(value, have + count - minus);
+    }
+  });
+  let min = Infinity;
+  let max = 0;
+  for (let k = 0; k < n; k++) {
+    if (ignored[k]) continue;
+    const index = feasible[k]!;
+    const node = nodes[index]!;
+    let score = 0;
+    for (let i = 0; i < constraints.length; i++) {
+      const c = constraints[i]!;
+      const value = labelValue(node.labels, c.topologyKey);
+      if (value === undefined) continue;
+      let count: number;
+      if (c.topologyKey === HOSTNAME) {
+        count = perNode[i]!.counts.get(index) ?? 0;
+        if (perNode[i]!.evictedCounted && index === evictedAt) count--;
+      } else count = domainCounts[i]!.get(value) ?? 0;
+      score += count * weights[i]! + (c.maxSkew - 1);
+    }
+    out[k] = Math.round(score);
+    min = Math.min(min, out[k]!);
+    max = Math.max(max, out[k]!);
+  }
+  for (let k = 0; k < n; k++) {
+    if (ignored[k]) out[k] = 0;
+    else if (max === 0) out[k] = MAX_NODE_SCORE;
+    else out[k] = Math.trunc((MAX_NODE_SCORE * (max + min - out[k]!)) / max);
+  }
+}
+
+const NO_COUNTS: ReadonlyMap<number, number> = new Map();
+
+function countsOnNodes(state: ClusterState, namespace: string, selector: Selector): ReadonlyMap<number, number> {
+  // An empty selector counts nothing in upstream's spread scoring (labels.Selector.Empty()).
+  if (selector.kind === 'nothing' || selector.requirements.length === 0) return NO_COUNTS;
+  return state.matchingPerNode(namespace, selector);
+}
+
+function matches(selector: Selector, pod: PodInfo): boolean {
+  if (selector.kind === 'nothing' || selector.requirements.length === 0) return false;
+  return matchesSelector(selector, pod.labels);
+}
