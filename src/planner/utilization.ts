@@ -13,8 +13,8 @@ import type { PolicySpec } from '../policy/types.js';
 import { configOf, type StrategyRegistry } from '../strategies/registry.js';
 import type { LoadContext, NodeClassification, ViolationCheck, ViolationRecord } from '../strategies/types.js';
 import { utilizationOf } from '../strategies/utilization.js';
-import type { Planner } from './plan.js';
-import { compareCandidates } from './plan.js';
+import type { Planner } from './planner.js';
+import { compareCandidates } from './planner.js';
 import type { NodeReport } from './types.js';
 
 /** Resources every node report shows, besides those a strategy's thresholds name. */
