@@ -231,12 +231,14 @@ function zoneInterleaved(state: ClusterState): readonly number[] {
 }
 
 /**
- * How many feasible nodes the scheduler looks for before it stops filtering (percentageOfNodesToScore's adaptive
- * default: 50% minus 1% per 125 nodes, at least 5%, and never fewer than 100 nodes).
+ * How many feasible nodes the scheduler looks for before it stops filtering: the configuration's
+ * percentageOfNodesToScore, or when it is 0 or unset the adaptive default (50% minus 1% per 125 nodes, at least 5%);
+ * never fewer than 100 nodes.
  */
-export function feasibleNodesToFind(nodes: number): number {
+export function feasibleNodesToFind(nodes: number, percentageOfNodesToScore = 0): number {
   if (nodes <= 100) return nodes;
-  const percentage = Math.max(5, 50 - Math.floor(nodes / 125));
+  const percentage =
+    percentageOfNodesToScore > 0 ? percentageOfNodesToScore : Math.max(5, 50 - Math.floor(nodes / 125));
   return Math.max(100, Math.floor((nodes * percentage) / 100));
 }
 
@@ -282,7 +284,7 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
     totalsBuffer = new Float64Array(admitting.length * 2);
   }
   const feasible = feasibleBuffer;
-  const enough = feasibleNodesToFind(state.nodeList.length);
+  const enough = feasibleNodesToFind(state.nodeList.length, state.profile.percentageOfNodesToScore);
   let n = 0;
   for (let k = 0; k < admitting.length && n < enough; k++) {
     const index = admitting[k]!;

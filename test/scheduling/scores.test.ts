@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analysis/analyze.js';
 import { DEFAULT_POLICY } from '../../src/policy/parse.js';
 import { ClusterState } from '../../src/scheduling/clusterState.js';
-import { explainScores, placeReplacement } from '../../src/scheduling/placement.js';
+import { explainScores, feasibleNodesToFind, placeReplacement } from '../../src/scheduling/placement.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from '../../src/scheduling/profile.js';
 import { HOSTNAME, ZONE, buildSnapshot, makeNode, makePod, type NodeBuilder, type PodBuilder } from '../builders.js';
 
@@ -160,5 +160,21 @@ describe('InterPodAffinity and PodTopologySpread', () => {
     );
     const bare = landing(nodes, [pod('web-1').node('a')], pod('web-2'));
     expect(new Set(bare.scores.map((s) => s.plugins['PodTopologySpread'])).size).toBe(1);
+  });
+});
+
+describe('feasibleNodesToFind: how many feasible nodes kube-scheduler looks for before it scores', () => {
+  it.each([
+    // [nodes, percentageOfNodesToScore, found]
+    [50, 0, 50], // small clusters: every node
+    [100, 0, 100],
+    [300, 0, 144], // adaptive: 50% - 300/125 = 48%
+    [1000, 0, 420], // 42%
+    [6000, 0, 300], // floored at 5%
+    [300, 10, 100], // a configured percentage, never below 100 nodes
+    [1000, 30, 300],
+    [1000, 100, 1000],
+  ])('%i nodes, percentageOfNodesToScore %i: %i', (nodes, percentage, found) => {
+    expect(feasibleNodesToFind(nodes, percentage)).toBe(found);
   });
 });
