@@ -137,8 +137,14 @@ describe.skipIf(!controlPlaneAvailable())('monitoring: a real Prometheus scrapes
     // operator refuses (minute 61).
     await createPolicy(c, 'mon', { mode: 'DryRun', schedule: '*/5 * * * * *', namespaces: { include: ['mon'] } });
     await createPolicy(c, 'broken', { mode: 'DryRun', schedule: '61 * * * *', namespaces: { include: ['none'] } });
-    // Nothing to do, every 5 s: only its first cycle records an Event.
-    await createPolicy(c, 'quiet', { mode: 'DryRun', schedule: '*/5 * * * * *', namespaces: { include: ['none'] } });
+    // Nothing to do, every 5 s: only its first cycle records an Event. It classifies nodes by utilization (no node
+    // over 100%, so nothing to move) for the dashboard's "Nodes by utilization class" panel.
+    await createPolicy(c, 'quiet', {
+      mode: 'DryRun',
+      schedule: '*/5 * * * * *',
+      namespaces: { include: ['none'] },
+      strategies: { lowNodeUtilization: { enabled: true, thresholds: { cpu: 1 }, targetThresholds: { cpu: 100 } } },
+    });
 
     await ensureNamespace(c, 'monitoring');
     readerToken = await saToken('monitoring', 'prometheus');
