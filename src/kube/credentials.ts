@@ -311,7 +311,7 @@ function material(entry: Named, list: string, field: string): Material | undefin
 
 export interface LoadedKubeconfig {
   readonly credentials: Credentials;
-  /** Set when the kubeconfig needed client-node's KubeConfig: the first key not implemented here (exec...). */
+  /** Set when the kubeconfig is handed to client-node's KubeConfig: the first key this loader leaves to it (exec...). */
   readonly delegatedFor?: string;
 }
 

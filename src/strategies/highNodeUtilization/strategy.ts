@@ -32,7 +32,8 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
   policy: highNodeUtilizationSection,
 
   plan(ctx, config): NodeClassification | undefined {
-    // Node usage from metrics.k8s.io is not read yet: never fall back to requests silently (DESIGN.md), act on nothing.
+    // This build reads node usage from requests only: a Metrics section never falls back to requests silently
+    // (DESIGN.md), so it acts on nothing (README, "usage: Metrics").
     if (config.usage === 'Metrics') return undefined;
     const resources = resourcesOf(config.thresholds);
     const nodes = classifiedNodes(ctx);

@@ -290,7 +290,8 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
   policy: lowNodeUtilizationSection,
 
   plan(ctx, config): NodeClassification | undefined {
-    // Node usage from metrics.k8s.io is not read yet: never fall back to requests silently (DESIGN.md), act on nothing.
+    // This build reads node usage from requests only: a Metrics section never falls back to requests silently
+    // (DESIGN.md), so it acts on nothing (README, "usage: Metrics").
     if (config.usage === 'Metrics') return undefined;
     const { resources, nodes, usage, high, classes } = classifyLow(ctx, config);
     const result: NodeClassification = { strategy: NAME, resources, classes };
