@@ -5,7 +5,7 @@
 // basic auth, a CA, insecure-skip-tls-verify, tls-server-name and impersonation. A kubeconfig whose cluster, user or
 // context has any other key (an exec plugin, an auth provider, a proxy-url, or one this module does not know) is
 // handed whole to client-node's KubeConfig, loaded only then, which implements the same `Credentials` interface; so
-// is one that needs a proxy from HTTPS_PROXY/HTTP_PROXY (proxy.ts).
+// is one that needs a proxy from HTTPS_PROXY/HTTP_PROXY (proxy.ts), the pod's service account included.
 //
 // Several $KUBECONFIG files merge as kubectl merges them: the first file that names a cluster, user or context wins,
 // the first current-context wins, and relative paths are resolved against the file they appear in. The merge is done
@@ -194,6 +194,37 @@ export function inClusterCredentials(
     },
     now,
   );
+}
+
+/**
+ * The service account as client-go's InClusterConfig uses it, proxies included: its transport takes HTTPS_PROXY and
+ * NO_PROXY from the environment for the service's address too (a cluster whose egress goes through a proxy lists the
+ * service network in NO_PROXY; one that does not is proxied). With a proxy, the same server, CA file and token file
+ * are handed to client-node, whose proxy agent tunnels the requests and which reads the token file again as it
+ * rotates.
+ */
+export async function serviceAccountCredentials(
+  env: NodeJS.ProcessEnv,
+  dir = SERVICE_ACCOUNT_DIR,
+): Promise<{ readonly credentials: Credentials; readonly delegatedFor?: string }> {
+  const direct = inClusterCredentials(env, dir);
+  const server = direct.getCurrentCluster().server;
+  const proxy = proxyFromEnvironment(server, env);
+  if (proxy === undefined) return { credentials: direct };
+  const document: Obj = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      { name: 'inCluster', cluster: { server, 'certificate-authority': `${dir}/ca.crt`, 'proxy-url': proxy } },
+    ],
+    users: [
+      { name: 'inCluster', user: { 'auth-provider': { name: 'tokenFile', config: { tokenFile: `${dir}/token` } } } },
+    ],
+    contexts: [{ name: 'inCluster', context: { cluster: 'inCluster', user: 'inCluster' } }],
+    'current-context': 'inCluster',
+  };
+  const credentials = await clientNodeKubeConfig(document, 'inCluster', `in-cluster service account (${dir})`);
+  return { credentials, delegatedFor: 'proxy (from the environment)' };
 }
 
 /** The keys StaticCredentials implements; any other key of the selected cluster, user or context delegates. */

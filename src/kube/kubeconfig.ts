@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { InputError } from '../errors.js';
-import { inClusterCredentials, loadKubeconfig, type Credentials } from './credentials.js';
+import { loadKubeconfig, serviceAccountCredentials, type Credentials } from './credentials.js';
 
 export type CredentialSource =
   | { readonly kind: 'flag'; readonly path: string }
@@ -79,7 +79,7 @@ export async function loadCredentials(
     if (context !== undefined && context !== 'inCluster') {
       throw new InputError(name, undefined, 'contexts', `has no context "${context}" (it has: inCluster)`);
     }
-    return inClusterCredentials(env);
+    return (await serviceAccountCredentials(env)).credentials;
   }
   const paths = source.kind === 'env' ? source.paths : [source.path];
   return (await loadKubeconfig(paths, context, name, env)).credentials;
