@@ -4,9 +4,12 @@
 // QPS/burst (20/40). The real ReplicaSet controller replaces every evicted pod, the real scheduler places it, the
 // stand-in kubelet makes it Ready at once. Prints JSON: seconds from the policy's creation to every Deployment within
 // maxSkew (with every pod Ready), evictions by answer, the operator's requests by verb and resource (from the API
-// server's audit log), its peak RSS (VmHWM) and CPU seconds.
+// server's audit log), its peak RSS (VmHWM) and CPU seconds. BENCH_OPERATOR_INSTALL picks how the operator is
+// installed and started: image (default), npm or repo (bench/operatorInstall.ts).
 //   KUBEBUILDER_ASSETS=../shared/k8s/bin node dist/bench/controlPlane.js [deployments] [nodesPerZone]
+import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
+import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import {
   createPolicy,
@@ -19,7 +22,8 @@ import {
   ZONE,
   type Cluster,
 } from '../test/integration/cluster.js';
-import { imageNodeOptions, startOperatorProcess, type OperatorProcess } from '../test/integration/operatorProcess.js';
+import { startOperatorProcess, type OperatorProcess } from '../test/integration/operatorProcess.js';
+import { operatorInstallFrom, prepareOperator } from './operatorInstall.js';
 
 const deployments = Number(process.argv[2] ?? 1000);
 const nodesPerZone = Number(process.argv[3] ?? 100);
@@ -246,6 +250,18 @@ async function until(what: string, timeoutMs: number, check: () => boolean | Pro
 
 async function main(): Promise<void> {
   const started = Date.now();
+  // Installed before the cluster starts: npm's work is not part of the run.
+  const install = operatorInstallFrom(process.env['BENCH_OPERATOR_INSTALL']);
+  const installDir = mkdtempSync(join(os.tmpdir(), 'rebalancer-install-'));
+  const nodeArgs = (process.env['BENCH_OPERATOR_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  let launch;
+  try {
+    launch = prepareOperator(install, installDir, nodeArgs);
+  } catch (err) {
+    rmSync(installDir, { recursive: true, force: true });
+    throw err;
+  }
+  log(`operator: ${launch.description}`);
   const c = await startCluster({ zones: [], kubelet: { readyDelayMs: 0, leaseRenewMs: 10_000 } });
   let operator: OperatorProcess | undefined;
   let tracker: PodTracker | undefined;
@@ -276,8 +292,7 @@ async function main(): Promise<void> {
     });
 
     const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, OPERATOR_SA);
-    const nodeArgs = (process.env['BENCH_OPERATOR_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench', nodeArgs });
+    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench', launch });
     const op = operator;
     await until('the operator to be ready', 300_000, async () => {
       try {
@@ -338,7 +353,8 @@ async function main(): Promise<void> {
           scenario: `${deployments} Deployments x ${REPLICAS} pods skewed 5/5/0 (hard zone spread, soft hostname spread), ${zoneOf.size} nodes, PDB maxUnavailable 1`,
           controlPlane: 'real: etcd 3.4.23, kube-apiserver, kube-controller-manager, kube-scheduler v1.26.0',
           operator: 'kube-rebalancer run --leader-elect (own process, ServiceAccount token, QPS 20, burst 40)',
-          operatorNodeOptions: [...imageNodeOptions(), ...nodeArgs].join(' '),
+          operatorInstall: install,
+          operatorLaunch: launch.description,
           deploymentsSkewedAtStart: skewedAtStart,
           secondsToBalanced: Math.round(seconds * 10) / 10,
           evictions: evictions.length,
@@ -369,6 +385,7 @@ async function main(): Promise<void> {
     tracker?.stop();
     await operator?.proc.stop({ graceMs: 5_000 });
     await c.stop();
+    rmSync(installDir, { recursive: true, force: true });
   }
 }
 

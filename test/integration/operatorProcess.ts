@@ -26,6 +26,13 @@ export function imageNodeOptions(): string[] {
   return argv.slice(1, script);
 }
 
+/** How to start the operator: the program and the arguments before `run` (bench/operatorInstall.ts makes others). */
+export interface OperatorLaunch {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly description: string;
+}
+
 export interface OperatorProcessOptions {
   /** Folder for its log (the control plane's folder, removed with it). */
   readonly dir: string;
@@ -36,6 +43,8 @@ export interface OperatorProcessOptions {
   readonly extraArgs?: readonly string[];
   /** Node.js options after the image's (e.g. `--heapsnapshot-signal=SIGUSR2` to look inside a bench run). */
   readonly nodeArgs?: readonly string[];
+  /** Another installation to start (then `nodeArgs` is ignored); default: this checkout's build, as the image runs it. */
+  readonly launch?: OperatorLaunch;
   /**
    * /metrics as in the Deployment: HTTPS behind TokenReview/SubjectAccessReview (a self-signed certificate unless
    * `certDir`), the probes on a port of their own. Default: `--metrics-secure=false`, all three paths on one plain
@@ -75,11 +84,9 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       : ['--metrics-secure=false', `--health-addr=127.0.0.1:${metricsPort}`];
   const proc = new ManagedProcess({
     name: `operator-${opts.identity}`,
-    command: process.execPath,
+    command: opts.launch?.command ?? process.execPath,
     args: [
-      ...imageNodeOptions(),
-      ...(opts.nodeArgs ?? []),
-      ENTRY,
+      ...(opts.launch?.args ?? [...imageNodeOptions(), ...(opts.nodeArgs ?? []), ENTRY]),
       'run',
       `--kubeconfig=${opts.kubeconfig}`,
       `--metrics-addr=127.0.0.1:${metricsPort}`,
