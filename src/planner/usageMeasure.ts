@@ -57,7 +57,11 @@ export function metricsProblem(snapshot: ClusterSnapshot): string | undefined {
       '`kubectl get pods.metrics.k8s.io -A -o yaml`); nothing is planned on requests instead'
     );
   }
-  return m.available ? undefined : `${m.message}; nothing is planned on requests instead`;
+  if (!m.available) return `${m.message}; nothing is planned on requests instead`;
+  if (m.nodes.size === 0) {
+    return 'metrics.k8s.io/v1beta1 listed no NodeMetrics (metrics-server has not scraped any node yet); nothing is planned on requests instead';
+  }
+  return undefined;
 }
 
 const podKey = (namespace: string, name: string): string => `${namespace}/${name}`;

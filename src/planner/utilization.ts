@@ -84,6 +84,14 @@ function breaksRule(
     : `its replacement on ${target.name} would break ${broken.strategy}: ${broken.reason}`;
 }
 
+/** Whether a policy has an enabled strategy measuring by metrics.k8s.io (the operator then reads it for the cycle). */
+export function usesMetrics(spec: PolicySpec, strategies: StrategyRegistry): boolean {
+  return strategies.load.some((s) => {
+    const config = configOf(spec.strategies, s);
+    return config.enabled && s.usage?.(config) === 'Metrics';
+  });
+}
+
 /** What the load phase adds to the plan. */
 export interface LoadOutcome {
   /** Each node's class and utilization, by the first classifying strategy and its measure. */
