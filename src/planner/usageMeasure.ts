@@ -14,6 +14,7 @@
 // classification (never relieved, never filled).
 import { isPodTerminal } from '../model/pods.js';
 import type { ClusterSnapshot, NodeInfo, PodInfo, Resources, UsageReading } from '../model/types.js';
+import type { Move } from './move.js';
 import type { Planner } from './planner.js';
 
 /** The resources metrics.k8s.io reports; the others are measured by requests. */
@@ -94,17 +95,46 @@ function currentUsage(snapshot: ClusterSnapshot, reading: UsageReading): Map<str
   return out;
 }
 
+/** A pod's usage in the measure: its PodMetrics for cpu and memory, its requests for the rest (or while it has none). */
+function usageOf(reading: UsageReading, pod: PodInfo): Resources {
+  const read = reading.pods.get(podKey(pod.namespace, pod.name));
+  return read === undefined ? pod.requests : { ...pod.requests, ...pickMetrics(read.usage) };
+}
+
+/**
+ * `simulate`: the reading as the next cycle would find it, each evicted pod's usage moved with it to where its
+ * replacement runs (a replacement is taken to use what the pod it replaces used).
+ */
+export function usageAfterMoves(
+  reading: UsageReading,
+  moves: ReadonlyArray<{ readonly move: Move; readonly replacement: PodInfo | undefined }>,
+): UsageReading {
+  const nodes = new Map<string, Record<string, number>>();
+  for (const [name, usage] of reading.nodes) nodes.set(name, { ...usage });
+  const pods = new Map(reading.pods);
+  for (const { move, replacement } of moves) {
+    const amount = usageOf(reading, move.pod);
+    pods.delete(podKey(move.pod.namespace, move.pod.name));
+    const from = nodes.get(move.from.name);
+    if (from !== undefined) for (const r of METRICS_RESOURCES) from[r] = Math.max(0, (from[r] ?? 0) - (amount[r] ?? 0));
+    if (replacement?.nodeName === undefined) continue;
+    pods.set(podKey(replacement.namespace, replacement.name), {
+      usage: pickMetrics(amount),
+      node: replacement.nodeName,
+    });
+    const to = nodes.get(replacement.nodeName);
+    if (to !== undefined) for (const r of METRICS_RESOURCES) to[r] = (to[r] ?? 0) + (amount[r] ?? 0);
+  }
+  return { ...reading, nodes, pods };
+}
+
 export function metricsMeasure(planner: Planner, reading: UsageReading): UsageMeasure {
   const snapshot = planner.analysis.snapshot;
   const base = currentUsage(snapshot, reading);
   const amounts = new Map<PodInfo, Resources>();
   const amountOf = (pod: PodInfo): Resources => {
     let amount = amounts.get(pod);
-    if (amount === undefined) {
-      const read = reading.pods.get(podKey(pod.namespace, pod.name));
-      amount = read === undefined ? pod.requests : { ...pod.requests, ...pickMetrics(read.usage) };
-      amounts.set(pod, amount);
-    }
+    if (amount === undefined) amounts.set(pod, (amount = usageOf(reading, pod)));
     return amount;
   };
   return {

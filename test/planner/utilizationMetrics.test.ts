@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { planTable } from '../../src/cli/table.js';
 import { planCycle, type PlanOutcome } from '../../src/planner/plan.js';
+import { simulate } from '../../src/planner/simulate.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import { buildSnapshot, makeNode, makePod, makePolicy, NOW, type PodBuilder } from '../builders.js';
 
@@ -163,6 +164,16 @@ describe('usage: Metrics, lowNodeUtilization', () => {
     expect(before['idle']).toBe(0.1); // 200m + 200m of requests
     // 67.5% is above 60%: one more 900m pod brings it to 45%.
     expect(r.plan.evictions).toHaveLength(1);
+  });
+
+  it('simulate: the replacements carry their usage, so the next cycle finds the hot node at 45% and stops', () => {
+    const policy = parsePolicy(makePolicy('test', { strategies: LNU('Metrics'), eviction: LARGE }), { file: 'p.yaml' });
+    const result = simulate(buildSnapshot(cluster()), policy, { cycles: 5 });
+    expect(result.cycles.map((c) => c.evictions.length)).toEqual([2, 0]);
+    const second = Object.fromEntries((result.cycles[1]!.nodes ?? []).map((n) => [n.name, n.utilization['cpu']]));
+    expect(second['hot']).toBe(0.45);
+    const landed = result.cycles[0]!.evictions.map((e) => e.target!);
+    for (const t of landed) expect(second[t]).toBeGreaterThanOrEqual(0.275); // its 5% + a 900m pod's 22.5%
   });
 
   it('no metrics in the snapshot: nothing planned, the plan says why (JSON and table), never a plan on requests', () => {
