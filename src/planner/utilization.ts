@@ -183,16 +183,18 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
     const c = s.plan(ctx, config);
     if (c !== undefined && first === undefined && before !== undefined) first = { classification: c, measure, before };
   }
-  if (first === undefined) return { nodes: [], measuredBy: undefined, degraded };
-  const { classification, measure, before } = first;
-  const resources = [...new Set([...SHOWN, ...classification.resources])];
+  // A utilization strategy that could not measure leaves no classification: the nodes are not reported by requests
+  // in its stead. Without one at all (removeDuplicates alone), every node is reported by requests, unclassified.
+  if (first === undefined && degraded.length > 0) return { nodes: [], measuredBy: undefined, degraded };
+  const { classification, measure, before } = first ?? { measure: byRequests, before: requestedBefore };
+  const resources = [...new Set([...SHOWN, ...(classification?.resources ?? [])])];
   // A node the measure cannot see (no NodeMetrics) is reported by its requests, and not classified.
   const seen = new Set(measure.nodes.map((n) => n.name));
   const report = nodes.map((n) => {
     const measured = seen.has(n.name);
     return {
       name: n.name,
-      class: classification.classes.get(n.name) ?? 'appropriate',
+      class: classification?.classes.get(n.name) ?? 'appropriate',
       utilization: rounded(utilizationOf(n, (measured ? before : requestedBefore).get(n.name)!, resources)),
       utilizationAfter: rounded(utilizationOf(n, (measured ? measure : byRequests).of(n), resources)),
     };

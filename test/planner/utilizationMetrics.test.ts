@@ -193,6 +193,17 @@ describe('usage: Metrics, lowNodeUtilization', () => {
     expect(table).toContain('kubectl get nodes.metrics.k8s.io -o yaml');
   });
 
+  it('with removeDuplicates on too, a degraded Metrics section still reports no nodes by requests', () => {
+    const objects = cluster().filter((o) => !String((o as Json)['kind']).endsWith('Metrics'));
+    const both = plan(objects, { ...LNU('Metrics'), removeDuplicates: { enabled: true } });
+    expect(both.plan.nodes).toBeUndefined();
+    expect(both.plan.degraded).toHaveLength(1);
+    // removeDuplicates alone reports every node, unclassified, by requests (as before usage: Metrics existed).
+    const alone = plan(objects, { removeDuplicates: { enabled: true } });
+    expect(alone.plan.nodes?.map((n) => n.class)).toEqual(['appropriate', 'appropriate', 'appropriate', 'appropriate']);
+    expect(alone.plan.nodesMeasuredBy).toBe('Requests');
+  });
+
   it('an unavailable reading carries its reason (HTTP status) into the plan', () => {
     const snapshot = {
       ...buildSnapshot(cluster().filter((o) => !String((o as Json)['kind']).endsWith('Metrics'))),
