@@ -25,6 +25,7 @@ import type { AbortReason, CycleResult } from '../metrics/names.js';
 import type { UsageMetrics } from '../model/types.js';
 import type { PlanOutcome } from '../planner/plan.js';
 import type { RebalancePlan } from '../planner/types.js';
+import { METRICS_UNAVAILABLE } from '../planner/usageMeasure.js';
 import { usesMetrics } from '../planner/utilization.js';
 import { STRATEGIES } from '../strategies/registry.js';
 import { countSkipReasons } from '../planner/skipReasons.js';
@@ -201,12 +202,17 @@ export class PolicyController {
             since: Date.parse(p.since),
           };
     const seen = entry.status;
+    // A new leader keeps a MetricsUnavailable it finds (and sends no second Event) until its own cycle reads again.
+    const metricsDown = seen.conditions.find(
+      (c) => c.type === 'Degraded' && c.status === 'True' && c.reason === METRICS_UNAVAILABLE,
+    );
     return {
       uid: entry.uid,
       cooldowns,
       paused,
       lastFailure: undefined,
-      planDegraded: undefined,
+      planDegraded:
+        metricsDown === undefined ? undefined : { reason: metricsDown.reason, message: metricsDown.message },
       totals: { ...(persisted.totals ?? { evicted: 0, failed: 0 }) },
       unwritten: { evicted: 0, failed: 0 },
       lastRunTime: seen.lastRunTime,

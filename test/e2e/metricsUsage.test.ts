@@ -71,6 +71,14 @@ describe('usage: Metrics in the operator', () => {
     // Still absent: still Degraded, no second Event.
     await op.operator.tick('by-usage');
     expect(condition(s, 'by-usage', 'Degraded')).toMatchObject({ status: 'True', reason: 'MetricsUnavailable' });
+    // A restart (or a new leader) keeps it from the status: still Degraded, still no second Event.
+    await op.stop();
+    operators.splice(0);
+    const next = startOperator(s, { identity: 'operator-2' });
+    operators.push(next);
+    await next.operator.waitForSync();
+    await next.operator.tick('by-usage');
+    expect(condition(s, 'by-usage', 'Degraded')).toMatchObject({ status: 'True', reason: 'MetricsUnavailable' });
 
     // metrics-server comes up.
     absent.cancel();
@@ -95,7 +103,7 @@ describe('usage: Metrics in the operator', () => {
         containers: [{ name: 'app', usage: { cpu: '900m', memory: '64Mi' } }],
       });
     }
-    await op.operator.tick('by-usage');
+    await next.operator.tick('by-usage');
     expect(condition(s, 'by-usage', 'Degraded')).toMatchObject({ status: 'False' });
     expect(condition(s, 'by-usage', 'Ready')).toMatchObject({ status: 'True' });
     // 90% used → at most 60%: two pods of 900m leave (dry run), each to an underutilized node.
@@ -103,5 +111,8 @@ describe('usage: Metrics in the operator', () => {
     expect(dryRuns).toHaveLength(2);
     expect(policyStatus(s, 'by-usage').lastRunResult).toMatchObject({ result: 'Succeeded', reason: 'Completed' });
     await waitFor(() => policyEvents(s, 'Recovered').length === 1, 5000, 'the Recovered Event');
+    // Events go out in order: by now any second MetricsUnavailable would be there (the restarted operator kept the
+    // condition from the status, so it sent none).
+    expect(policyEvents(s, 'MetricsUnavailable').map((e) => e['count'] ?? 1)).toEqual([1]);
   });
 });
