@@ -5,6 +5,7 @@
 // figures on demand.
 import { afterEach, describe, expect, it } from 'vitest';
 import { METRICS_API, type TestApiServer } from '../apiserver/index.js';
+import { makeNodeMetrics, makePodMetrics } from '../builders.js';
 import {
   condition,
   createDeployment,
@@ -84,24 +85,10 @@ describe('usage: Metrics in the operator', () => {
     absent.cancel();
     for (const node of s.store.list<{ metadata: { name: string } }>('nodes')) {
       const name = node.metadata.name;
-      s.store.create({
-        apiVersion: 'metrics.k8s.io/v1beta1',
-        kind: 'NodeMetrics',
-        metadata: { name },
-        timestamp: STAMP,
-        window: '20s',
-        usage: { cpu: name === 'zone-a-node-1' ? '3600m' : '200m', memory: '1Gi' },
-      });
+      s.store.create(makeNodeMetrics(name, name === 'zone-a-node-1' ? '3600m' : '200m', '1Gi', STAMP) as never);
     }
     for (const pod of livePods(s, 'shop', 'web')) {
-      s.store.create({
-        apiVersion: 'metrics.k8s.io/v1beta1',
-        kind: 'PodMetrics',
-        metadata: { name: pod.metadata.name, namespace: 'shop' },
-        timestamp: STAMP,
-        window: '20s',
-        containers: [{ name: 'app', usage: { cpu: '900m', memory: '64Mi' } }],
-      });
+      s.store.create(makePodMetrics(pod.metadata.name ?? '', 'shop', '900m', '64Mi', STAMP) as never);
     }
     await next.operator.tick('by-usage');
     expect(condition(s, 'by-usage', 'Degraded')).toMatchObject({ status: 'False' });

@@ -8,7 +8,16 @@ import { planTable } from '../../src/cli/table.js';
 import { planCycle, type PlanOutcome } from '../../src/planner/plan.js';
 import { simulate } from '../../src/planner/simulate.js';
 import { parsePolicy } from '../../src/policy/parse.js';
-import { buildSnapshot, makeNode, makePod, makePolicy, NOW, type PodBuilder } from '../builders.js';
+import {
+  buildSnapshot,
+  makeNode,
+  makeNodeMetrics,
+  makePod,
+  makePodMetrics,
+  makePolicy,
+  NOW,
+  type PodBuilder,
+} from '../builders.js';
 
 type Json = Record<string, unknown>;
 type Buildable = Json | { obj(): Json };
@@ -24,27 +33,8 @@ function plan(objects: readonly Buildable[], strategies: Json): PlanOutcome {
 
 const node = (name: string): Buildable => makeNode(name).allocatable({ cpu: '4', memory: '16Gi', pods: '110' });
 
-function nodeMetrics(name: string, cpu: string, memory = '1Gi'): Json {
-  return {
-    apiVersion: 'metrics.k8s.io/v1beta1',
-    kind: 'NodeMetrics',
-    metadata: { name },
-    timestamp: STAMP,
-    window: '20s',
-    usage: { cpu, memory },
-  };
-}
-
-function podMetrics(name: string, cpu: string, namespace = 'shop'): Json {
-  return {
-    apiVersion: 'metrics.k8s.io/v1beta1',
-    kind: 'PodMetrics',
-    metadata: { name, namespace },
-    timestamp: STAMP,
-    window: '20s',
-    containers: [{ name: 'app', usage: { cpu, memory: '64Mi' } }],
-  };
-}
+const nodeMetrics = (name: string, cpu: string): Json => makeNodeMetrics(name, cpu, '1Gi', STAMP);
+const podMetrics = (name: string, cpu: string): Json => makePodMetrics(name, 'shop', cpu, '64Mi', STAMP);
 
 /** `n` pods of one Deployment on a node, each requesting `cpu`. */
 function pods(prefix: string, nodeName: string, n: number, cpu = '400m'): PodBuilder[] {

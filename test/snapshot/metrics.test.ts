@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { main } from '../../src/cli/program.js';
 import { InputError } from '../../src/errors.js';
-import { listOf, loadObjects, makeNode, makePod } from '../builders.js';
+import { listOf, loadObjects, makeNode, makeNodeMetrics, makePod, makePodMetrics } from '../builders.js';
 
 type Json = Record<string, unknown>;
 
@@ -19,22 +19,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function metricsList(items: Json[]): Json {
   return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
 }
-const nodeMetrics = (name: string, cpu: string): Json => ({
-  apiVersion: 'metrics.k8s.io/v1beta1',
-  kind: 'NodeMetrics',
-  metadata: { name, creationTimestamp: '2024-06-01T12:00:00Z' },
-  timestamp: '2024-06-01T11:59:50Z',
-  window: '20.029s',
-  usage: { cpu, memory: '2Gi' },
-});
-const podMetrics = (name: string, cpu: string): Json => ({
-  apiVersion: 'metrics.k8s.io/v1beta1',
-  kind: 'PodMetrics',
-  metadata: { name, namespace: 'shop' },
-  timestamp: '2024-06-01T11:59:52Z',
-  window: '18.2s',
-  containers: [{ name: 'app', usage: { cpu, memory: '100Mi' } }],
-});
+const nodeMetrics = (name: string, cpu: string): Json => makeNodeMetrics(name, cpu, '2Gi', '2024-06-01T11:59:50Z');
+const podMetrics = (name: string, cpu: string): Json =>
+  makePodMetrics(name, 'shop', cpu, '100Mi', '2024-06-01T11:59:52Z');
 
 const cluster = [
   makeNode('hot').allocatable({ cpu: '4', memory: '16Gi', pods: '110' }),
