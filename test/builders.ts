@@ -537,6 +537,41 @@ export function makeNamespace(name: string, labels?: Record<string, string>): Js
   return { apiVersion: 'v1', kind: 'Namespace', metadata, status: { phase: 'Active' } };
 }
 
+/** A NodeMetrics as `kubectl get nodes.metrics.k8s.io -o yaml` prints it (sampled at `timestamp`, default NOW). */
+export function makeNodeMetrics(
+  name: string,
+  cpu: string,
+  memory = '1Gi',
+  timestamp = new Date(NOW).toISOString(),
+): Json {
+  return {
+    apiVersion: 'metrics.k8s.io/v1beta1',
+    kind: 'NodeMetrics',
+    metadata: { name },
+    timestamp,
+    window: '20s',
+    usage: { cpu, memory },
+  };
+}
+
+/** A PodMetrics of one container `app` (as `kubectl get pods.metrics.k8s.io -A -o yaml` prints it). */
+export function makePodMetrics(
+  name: string,
+  namespace: string,
+  cpu: string,
+  memory = '64Mi',
+  timestamp = new Date(NOW).toISOString(),
+): Json {
+  return {
+    apiVersion: 'metrics.k8s.io/v1beta1',
+    kind: 'PodMetrics',
+    metadata: { name, namespace },
+    timestamp,
+    window: '20s',
+    containers: [{ name: 'app', usage: { cpu, memory } }],
+  };
+}
+
 export function makePolicy(name: string, spec: Json = {}): Json {
   return {
     apiVersion: 'rebalancer.dev/v1alpha1',

@@ -3,14 +3,16 @@
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { findCredentials, loadCredentials, NO_CREDENTIALS, processEnvironment } from '../kube/kubeconfig.js';
-import { kubeGetter, readCluster } from '../live/read.js';
+import { kubeGetter, readCluster, readUsageMetrics, type Getter } from '../live/read.js';
 import type { ClusterSnapshot } from '../model/types.js';
 import { planCycle } from '../planner/plan.js';
 import { simulate } from '../planner/simulate.js';
+import { usesMetrics } from '../planner/utilization.js';
 import { DEFAULT_POLICY, loadPolicyFile, parsePolicy, resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
 import type { SchedulerProfile } from '../scheduling/profile.js';
 import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
+import { STRATEGIES } from '../strategies/registry.js';
 import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
 import { snapshotWarnings } from '../snapshot/sanity.js';
 import { positiveInt } from './args.js';
@@ -38,7 +40,11 @@ function progressFor(io: OfflineIo): Progress {
 }
 
 /** The cluster through the kubeconfig's current context (or --context), as kubectl would choose it. */
-async function readLive(opts: OfflineOptions, io: OfflineIo, progress: Progress): Promise<LoadResult> {
+async function readLive(
+  opts: OfflineOptions,
+  io: OfflineIo,
+  progress: Progress,
+): Promise<LoadResult & { readonly get: Getter }> {
   const source = findCredentials(opts.kubeconfig, processEnvironment());
   if (source === undefined) {
     throw new InputError(
@@ -50,15 +56,17 @@ async function readLive(opts: OfflineOptions, io: OfflineIo, progress: Progress)
   }
   const kc = await loadCredentials(source, opts.context);
   const name = `context ${kc.getCurrentContext()}`;
-  const raw = await readCluster(kubeGetter(kc), {
+  const get = kubeGetter(kc);
+  const raw = await readCluster(get, {
     warn: (line) => io.stderr(`${line}\n`),
     progress: (kind, count) => progress.update(`${name}: read ${count.toLocaleString('en-US')} ${kind}s`),
   });
-  return snapshotFromObjects([raw], {
+  const loaded = snapshotFromObjects([raw], {
     file: name,
     warn: (line) => io.stderr(`${line}\n`),
     progress: (text) => progress.update(text),
   });
+  return { ...loaded, get };
 }
 
 /**
@@ -83,7 +91,7 @@ export async function loadInputs(
     opts.schedulerConfig === undefined
       ? undefined
       : loadSchedulerConfig(opts.schedulerConfig, (line) => io.stderr(`${line}\n`));
-  const loaded =
+  const loaded: LoadResult & { readonly get?: Getter } =
     opts.snapshot !== undefined
       ? loadSnapshotFile(opts.snapshot, {
           warn: (line) => io.stderr(`${line}\n`),
@@ -105,7 +113,15 @@ export async function loadInputs(
   // A priorityThreshold naming a class the snapshot lacks is bad input of this policy: say which file and object
   // now, rather than from inside the planner.
   resolvePriorityThreshold(policy, loaded.snapshot.priorityClasses, where);
-  return { snapshot: loaded.snapshot, policy, schedulerProfile };
+  let snapshot = loaded.snapshot;
+  // A live cluster's metrics.k8s.io is read only when the policy measures by it (a saved one carries NodeMetrics).
+  if (loaded.get !== undefined && usesMetrics(policy.spec, STRATEGIES)) {
+    progress.update('reading metrics.k8s.io');
+    const where = new Map(snapshot.pods.map((p) => [`${p.namespace}/${p.name}`, p.nodeName]));
+    const metrics = await readUsageMetrics(loaded.get, (ns, name) => where.get(`${ns}/${name}`), snapshot.now);
+    snapshot = { ...snapshot, metrics };
+  }
+  return { snapshot, policy, schedulerProfile };
 }
 
 const outputOption = (): Option =>

@@ -49,6 +49,8 @@ export function planTable(plan: RebalancePlan, opts: PlanTableOptions = {}): str
   const out: string[] = [];
   const mode = opts.mode !== undefined ? ` (${opts.mode})` : '';
   out.push(`Policy ${plan.policy}${mode}: ${plan.summary.nodes} nodes, ${plan.summary.pods} pods`);
+  // A strategy that could not plan is said first: its absence from the evictions is not a clean bill.
+  for (const d of plan.degraded ?? []) out.push(`DEGRADED ${d.strategy} (${d.reason}): ${d.message}`);
   out.push('');
   out.push('TOPOLOGY SPREAD');
   if (plan.topology.length === 0) out.push('  (no spread constraints in scope)');
@@ -85,7 +87,7 @@ export function planTable(plan: RebalancePlan, opts: PlanTableOptions = {}): str
       ]),
     );
   }
-  if (plan.nodes !== undefined) out.push('', ...nodesSection(plan.nodes, opts.wide));
+  if (plan.nodes !== undefined) out.push('', ...nodesSection(plan.nodes, opts.wide, plan.nodesMeasuredBy));
   out.push('');
   out.push(`EVICTIONS (${plan.evictions.length})`);
   if (plan.evictions.length > 0) {
@@ -110,11 +112,15 @@ function percent(share: number | undefined): string {
   return share === undefined ? '-' : `${Math.round(share * 100)}%`;
 }
 
-/** NODES: each node's utilization class and its requested share per resource, before → after the plan. */
-function nodesSection(nodes: readonly NodeReport[], wide = false): string[] {
+/**
+ * NODES: each node's utilization class and its share per resource (requested, or used per metrics.k8s.io), before →
+ * after the plan.
+ */
+function nodesSection(nodes: readonly NodeReport[], wide = false, measuredBy?: 'Requests' | 'Metrics'): string[] {
   const count = (c: NodeReport['class']): number => nodes.filter((n) => n.class === c).length;
+  const by = measuredBy === 'Metrics' ? ', cpu and memory used per metrics.k8s.io' : '';
   const out = [
-    `NODES (${nodes.length}: ${count('over')} over, ${count('under')} under, ${count('appropriate')} appropriate)`,
+    `NODES (${nodes.length}: ${count('over')} over, ${count('under')} under, ${count('appropriate')} appropriate${by})`,
   ];
   const resources = Object.keys(nodes[0]?.utilization ?? {});
   const sorted = [...nodes].sort(

@@ -5,8 +5,20 @@
 // Kinds a cluster may not serve are optional: the RebalancePolicy CRD may not be installed, and a test or trimmed-down
 // API server may not serve storage objects. Their 404 is "none", and a 403 on them is a warning (a read-only role
 // without storage access still gets a plan); a failure on the core kinds the plan needs is an error.
+//
+// metrics.k8s.io (NodeMetrics, PodMetrics) is read only for a policy with `usage: Metrics` (readUsageMetrics); when
+// it does not answer, the plan says so (its `degraded` list) rather than failing or planning on requests.
+import { FieldError } from '../errors.js';
 import { LiveReadError, type Getter } from '../kube/getter.js';
+import {
+  METRICS_GROUP,
+  METRICS_VERSION,
+  metricsApiProblem,
+  readingFromItems,
+  type PodNodeLookup,
+} from '../kube/metricsReader.js';
 import { isObj } from '../model/rawJson.js';
+import type { UsageMetrics } from '../model/types.js';
 
 export { kubeGetter, LiveReadError, type Getter, type HttpAnswer } from '../kube/getter.js';
 
@@ -107,4 +119,29 @@ export async function readCluster(get: Getter, opts: ReadOptions = {}): Promise<
     if (objects !== 'absent') for (const o of objects) items.push(o);
   }
   return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
+}
+
+/**
+ * NodeMetrics and PodMetrics, for a policy with `usage: Metrics`: one list of each (the metrics API neither pages nor
+ * watches). Any status but 200 makes the reading unavailable with that status, for the plan to report.
+ */
+export async function readUsageMetrics(get: Getter, nodeOf: PodNodeLookup, now: number): Promise<UsageMetrics> {
+  const items: Record<'nodes' | 'pods', unknown[]> = { nodes: [], pods: [] };
+  for (const plural of ['nodes', 'pods'] as const) {
+    const answer = await get(`/apis/${METRICS_GROUP}/${METRICS_VERSION}/${plural}`);
+    if (answer.status !== 200 || !isObj(answer.body) || !Array.isArray(answer.body['items'])) {
+      const detail = statusMessage(answer.body);
+      const message =
+        metricsApiProblem(answer.status, plural, detail) ??
+        `${METRICS_GROUP}/${METRICS_VERSION} ${plural}: HTTP ${answer.status}${detail !== '' ? ` (${detail})` : ''}`;
+      return { available: false, message };
+    }
+    items[plural] = answer.body['items'] as unknown[];
+  }
+  try {
+    return readingFromItems(items.nodes, items.pods, nodeOf, now);
+  } catch (err) {
+    if (!(err instanceof FieldError)) throw err;
+    return { available: false, message: `${METRICS_GROUP}/${METRICS_VERSION}: ${err.field}: ${err.problem}` };
+  }
 }

@@ -345,4 +345,36 @@ export interface ClusterSnapshot {
   readonly namespaces: readonly NamespaceInfo[];
   /** The instant the snapshot describes (pod ages are measured against it), epoch ms. */
   readonly now: number;
+  /**
+   * Usage from metrics.k8s.io, for utilization strategies with `usage: Metrics`: absent when it was not read (a
+   * saved cluster without NodeMetrics, or no policy asked for it).
+   */
+  readonly metrics?: UsageMetrics;
+}
+
+/**
+ * A reading of metrics.k8s.io (NodeMetrics and PodMetrics, what `kubectl top` shows), in the model's units (cpu in
+ * millicores, memory in bytes), or why there is none.
+ */
+export type UsageMetrics = UsageReading | UsageUnavailable;
+
+export interface UsageReading {
+  readonly available: true;
+  /** Node name → its usage (cpu and memory). */
+  readonly nodes: ReadonlyMap<string, Resources>;
+  /** `namespace/name` → the pod's usage (its containers summed) and the node it ran on when read, if known. */
+  readonly pods: ReadonlyMap<string, PodUsage>;
+  /** When it was read (epoch ms). */
+  readonly readAt: number;
+}
+
+export interface PodUsage {
+  readonly usage: Resources;
+  readonly node: string | undefined;
+}
+
+export interface UsageUnavailable {
+  readonly available: false;
+  /** Why, naming metrics.k8s.io and the HTTP status when there was one. */
+  readonly message: string;
 }

@@ -5,7 +5,9 @@
 //
 // The pause: a replacement still Pending at replacementTimeout pauses the policy (Degraded, ReplacementPending,
 // with an Event), because its evictions cannot come back. Ticks are then skipped until that pod is scheduled or
-// gone, or the spec changes (an edit is taken as the operator's user acknowledging the problem).
+// gone, or the spec changes (an edit is taken as the operator's user acknowledging the problem). A policy whose
+// `usage: Metrics` strategies find no metrics.k8s.io is Degraded too (MetricsUnavailable), but keeps running: each
+// cycle reads the metrics again, and the first that plans with them clears it.
 //
 // Leadership. Cooldowns, the pause and the totals live in the policy's status, so they outlive this process. Only the
 // leader holds per-policy state: when a replica starts leading it first reads every policy from the API server (not
@@ -20,7 +22,12 @@
 import type { Logger } from 'pino';
 import { violationCounts, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { AbortReason, CycleResult } from '../metrics/names.js';
+import type { UsageMetrics } from '../model/types.js';
 import type { PlanOutcome } from '../planner/plan.js';
+import type { RebalancePlan } from '../planner/types.js';
+import { METRICS_UNAVAILABLE } from '../planner/usageMeasure.js';
+import { usesMetrics } from '../planner/utilization.js';
+import { STRATEGIES } from '../strategies/registry.js';
 import { countSkipReasons } from '../planner/skipReasons.js';
 import type { Policy } from '../policy/types.js';
 import type { Clock } from '../clock.js';
@@ -64,6 +71,11 @@ export interface PolicyState {
   readonly cooldowns: Map<string, Cooldown>;
   paused: Pause | undefined;
   lastFailure: string | undefined;
+  /**
+   * The last cycle's strategies that could not plan (`usage: Metrics` without metrics.k8s.io): the policy is
+   * Degraded with their reason until a cycle plans with metrics again.
+   */
+  planDegraded: { readonly reason: string; readonly message: string } | undefined;
   totals: { evicted: number; failed: number };
   /** Counted by this replica and not yet written (added to the live totals when a write conflicts). */
   unwritten: { evicted: number; failed: number };
@@ -105,6 +117,8 @@ export interface PolicyControllerDeps {
   readonly writeStatus: (name: string, status: PolicyStatus, resourceVersion: string) => Promise<string>;
   /** The policy as it is now on the API server, converted; undefined when it does not exist. */
   readonly readPolicy: (name: string) => Promise<PolicyEntry | undefined>;
+  /** Reads metrics.k8s.io, for a cycle of a policy with `usage: Metrics` (never rejects: unavailable says why). */
+  readonly readMetrics?: () => Promise<UsageMetrics>;
   /** Aborts every run (shutdown). */
   readonly stopSignal: AbortSignal;
 }
@@ -188,11 +202,17 @@ export class PolicyController {
             since: Date.parse(p.since),
           };
     const seen = entry.status;
+    // A new leader keeps a MetricsUnavailable it finds (and sends no second Event) until its own cycle reads again.
+    const metricsDown = seen.conditions.find(
+      (c) => c.type === 'Degraded' && c.status === 'True' && c.reason === METRICS_UNAVAILABLE,
+    );
     return {
       uid: entry.uid,
       cooldowns,
       paused,
       lastFailure: undefined,
+      planDegraded:
+        metricsDown === undefined ? undefined : { reason: metricsDown.reason, message: metricsDown.message },
       totals: { ...(persisted.totals ?? { evicted: 0, failed: 0 }) },
       unwritten: { evicted: 0, failed: 0 },
       lastRunTime: seen.lastRunTime,
@@ -328,7 +348,7 @@ export class PolicyController {
         ? { reason: state.paused.reason, message: state.paused.message }
         : state.lastFailure !== undefined
           ? { reason: 'CycleFailed', message: state.lastFailure }
-          : undefined;
+          : state.planDegraded;
     const now = this.deps.clock.now();
     const cooldowns: CooldownStatus[] = [];
     for (const [workload, c] of state.cooldowns) {
@@ -568,6 +588,11 @@ export class PolicyController {
     );
     let result: CycleResult = 'success';
     try {
+      // Once per cycle, only for a policy that measures by metrics (the metrics API has no watch).
+      const usage =
+        this.deps.readMetrics !== undefined && usesMetrics(runPolicy.spec, STRATEGIES)
+          ? await this.deps.readMetrics()
+          : undefined;
       const run = await new PolicyRun(
         { ...this.deps.run, metrics },
         {
@@ -579,6 +604,7 @@ export class PolicyController {
           held: this.cooldownHolds(state, started),
           onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
           onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan, { evicts }),
+          ...(usage !== undefined ? { metrics: usage } : {}),
         },
       ).run();
       result = this.finish(entry, state, run, log, metrics, { windowEnd: gate?.windowEnd, evicts });
@@ -597,6 +623,28 @@ export class PolicyController {
     metrics.observeCycle(name, seconds, result, trigger);
     if (this.live(name, state)) await this.syncStatus(name);
     return onceOutcome(result, state);
+  }
+
+  /**
+   * A strategy that could not plan (no metrics.k8s.io for `usage: Metrics`) makes the policy Degraded with its reason;
+   * an Event says so when it starts and when it ends, not every cycle in between.
+   */
+  private notePlanDegraded(entry: PolicyEntry, state: PolicyState, log: Logger, plan: RebalancePlan): void {
+    const list = plan.degraded ?? [];
+    const before = state.planDegraded;
+    state.planDegraded =
+      list.length === 0
+        ? undefined
+        : { reason: list[0]!.reason, message: list.map((d) => `${d.strategy}: ${d.message}`).join('; ') };
+    const now = state.planDegraded;
+    if (now !== undefined && (before === undefined || before.reason !== now.reason)) {
+      log.warn({ reason: now.reason }, `strategies cannot plan: ${now.message}`);
+      this.deps.events.record(policyTarget(entry), 'Warning', now.reason, now.message);
+    } else if (now === undefined && before !== undefined) {
+      const message = `strategies plan again (${before.reason} cleared)`;
+      log.info(message);
+      this.deps.events.record(policyTarget(entry), 'Normal', 'Recovered', message);
+    }
   }
 
   /** Metrics, totals, status fields and the summary Event of a finished run. */
@@ -671,8 +719,12 @@ export class PolicyController {
       log.warn(fields, message);
       this.deps.events.record(target, 'Normal', 'WindowClosed', message);
     }
+    this.notePlanDegraded(entry, state, log, run.firstPlan.plan);
     state.lastFailure = undefined;
-    state.lastRunResult = { result: 'Succeeded', reason: run.degraded !== undefined ? 'Degraded' : 'Completed' };
+    state.lastRunResult = {
+      result: 'Succeeded',
+      reason: run.degraded !== undefined || state.planDegraded !== undefined ? 'Degraded' : 'Completed',
+    };
     state.lastSuccessfulRunTime = rfc3339(this.deps.clock.wall());
     log.info(fields, `cycle finished: ${summary}`);
     const acted = counts.evicted + counts.dry_run + counts.failed + counts.pdb_blocked > 0;
@@ -690,7 +742,10 @@ export class PolicyController {
 function onceOutcome(result: CycleResult, state: PolicyState): string | undefined {
   if (result === 'failed') return state.lastFailure ?? 'the cycle failed';
   if (result === 'aborted') return `the cycle was interrupted (${state.lastRunResult?.reason ?? 'Aborted'})`;
-  return state.paused === undefined ? undefined : `Degraded: ${state.paused.message}`;
+  if (state.paused !== undefined) return `Degraded: ${state.paused.message}`;
+  return state.planDegraded === undefined
+    ? undefined
+    : `Degraded (${state.planDegraded.reason}): ${state.planDegraded.message}`;
 }
 
 /**

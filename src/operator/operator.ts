@@ -30,6 +30,7 @@ import { createAuthReviewClients, type AuthReviewClients } from '../kube/authRev
 import { pageParams, SupervisedInformer, type InformerSpec } from '../kube/informers.js';
 import { volumeInformers } from './volumeInformers.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from '../kube/kubeClient.js';
+import { MetricsReader } from '../kube/metricsReader.js';
 import {
   alwaysLeader,
   createLeaderElector,
@@ -230,6 +231,10 @@ export function createOperator(deps: OperatorDeps): Operator {
   const isLeader = (): boolean => !shuttingDown && elector.isLeader();
 
   const baseEvictor = createApiEvictor(clients.core);
+  const metricsReader = new MetricsReader(clients, {
+    clock,
+    onProblem: (message, reused) => logger.warn({ reused }, `metrics.k8s.io: ${message}`),
+  });
   const controller = new PolicyController({
     cache,
     clock,
@@ -239,6 +244,7 @@ export function createOperator(deps: OperatorDeps): Operator {
     isLeader,
     stopSignal: stopping.signal,
     writeStatus: (name, status, resourceVersion) => writePolicyStatus(clients.custom, name, status, resourceVersion),
+    readMetrics: () => metricsReader.read((namespace, name) => cache.pod(namespace, name)?.nodeName),
     readPolicy: async (name) => {
       const raw = await readPolicy(clients.custom, name);
       if (raw === undefined) return undefined;

@@ -13,7 +13,9 @@
 //   Invalid    True when the spec does not parse (message: every problem with its field path); such a policy never runs.
 //   Suspended  True when spec.suspend is set.
 //   Degraded   True when a replacement stayed Pending past replacementTimeout (ReplacementPending: the policy is
-//              paused until the replacement is scheduled or the spec changes) or the last cycle failed (CycleFailed).
+//              paused until the replacement is scheduled or the spec changes), the last cycle failed (CycleFailed),
+//              or a `usage: Metrics` strategy had no metrics.k8s.io to plan with (MetricsUnavailable: the message
+//              names the API and the HTTP status; the next cycle that reads metrics clears it).
 //   Ready      True when the policy is valid, not suspended and not degraded: it runs on its schedule.
 //   OutsideWindow  (only for a policy with spec.windows) True outside every maintenance window, with the next
 //              window's start; reason WindowClosed when a window ended during a cycle (maintenanceWindows.ts).

@@ -50,10 +50,12 @@ export function planCycle(snapshot: ClusterSnapshot, policy: Policy, options: Pl
       planner = other;
     }
   }
-  const nodes = planLoad(planner, policy.spec, options.strategies ?? STRATEGIES);
+  const load = planLoad(planner, policy.spec, options.strategies ?? STRATEGIES);
   planHousekeeping(planner.housekeeping());
   const plan = buildPlanReport({
-    nodes,
+    nodes: load.nodes,
+    nodesMeasuredBy: load.measuredBy,
+    degraded: load.degraded,
     policy,
     analysis,
     state: planner.state,

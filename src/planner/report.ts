@@ -7,7 +7,15 @@ import type { PodInfo } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
 import type { ClusterState } from '../scheduling/clusterState.js';
 import type { Move } from './move.js';
-import type { NodeReport, RebalancePlan, SkippedPod, Strategy, TopologyReport, Violation } from './types.js';
+import type {
+  DegradedStrategy,
+  NodeReport,
+  RebalancePlan,
+  SkippedPod,
+  Strategy,
+  TopologyReport,
+  Violation,
+} from './types.js';
 
 export interface PlanReportInput {
   readonly policy: Policy;
@@ -20,6 +28,8 @@ export interface PlanReportInput {
   readonly domainCounts?: boolean;
   /** Every node's utilization class, when a utilization strategy is enabled. */
   readonly nodes?: readonly NodeReport[];
+  readonly nodesMeasuredBy?: 'Requests' | 'Metrics' | undefined;
+  readonly degraded?: readonly DegradedStrategy[];
 }
 
 function sortedRecord(map: ReadonlyMap<string, number>): Record<string, number> {
@@ -105,7 +115,10 @@ export function buildPlanReport(input: PlanReportInput): RebalancePlan {
     skipped,
     topology,
     violations,
-    ...(input.nodes !== undefined && input.nodes.length > 0 ? { nodes: input.nodes } : {}),
+    ...(input.nodes !== undefined && input.nodes.length > 0
+      ? { nodes: input.nodes, ...(input.nodesMeasuredBy ? { nodesMeasuredBy: input.nodesMeasuredBy } : {}) }
+      : {}),
+    ...(input.degraded !== undefined && input.degraded.length > 0 ? { degraded: input.degraded } : {}),
     summary: {
       nodes: analysis.snapshot.nodes.length,
       pods: analysis.snapshot.pods.length,

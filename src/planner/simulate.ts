@@ -4,6 +4,7 @@
 import { analyze } from '../analysis/analyze.js';
 import { isPodTerminal } from '../model/pods.js';
 import type { ClusterSnapshot, PodInfo } from '../model/types.js';
+import { usageAfterMoves } from './usageMeasure.js';
 import type { Policy } from '../policy/types.js';
 import type { SchedulerProfile } from '../scheduling/profile.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
@@ -82,11 +83,15 @@ function replacementOf(move: Move, now: number, seed: number): PodInfo {
 export function applyMoves(snapshot: ClusterSnapshot, moves: readonly Move[], seedBase: number): ClusterSnapshot {
   const evicted = new Set(moves.map((m) => m.pod.uid));
   const pods = snapshot.pods.filter((p) => !evicted.has(p.uid));
+  const replaced: Array<{ move: Move; replacement: PodInfo | undefined }> = [];
   // A Failed pod was replaced when it failed (or, a Job's, not at all): its eviction brings no new pod.
   moves.forEach((m, i) => {
-    if (!isPodTerminal(m.pod)) pods.push(replacementOf(m, snapshot.now, seedBase + i));
+    const replacement = isPodTerminal(m.pod) ? undefined : replacementOf(m, snapshot.now, seedBase + i);
+    if (replacement !== undefined) pods.push(replacement);
+    replaced.push({ move: m, replacement });
   });
-  return { ...snapshot, pods };
+  const metrics = snapshot.metrics?.available === true ? usageAfterMoves(snapshot.metrics, replaced) : undefined;
+  return { ...snapshot, pods, ...(metrics !== undefined ? { metrics } : {}) };
 }
 
 export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: SimulationOptions): SimulationResult {

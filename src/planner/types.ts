@@ -63,10 +63,21 @@ export interface Violation {
 export interface NodeReport {
   readonly name: string;
   readonly class: 'under' | 'appropriate' | 'over';
-  /** Requested share of allocatable per resource (cpu, memory, pods and the thresholds' resources), 0–1. */
+  /**
+   * Share of allocatable per resource (cpu, memory, pods and the thresholds' resources), 0–1: requested, or with
+   * `usage: Metrics` used (cpu and memory from metrics.k8s.io; see `nodesMeasuredBy`).
+   */
   readonly utilization: Readonly<Record<string, number>>;
   /** Extension: the same after the plan's evictions, replacements where the simulation lands them. */
   readonly utilizationAfter?: Readonly<Record<string, number>>;
+}
+
+/** A strategy that could not plan this cycle (extension): a `usage: Metrics` section without metrics.k8s.io. */
+export interface DegradedStrategy {
+  readonly strategy: Strategy;
+  /** `MetricsUnavailable`: the policy's Degraded condition carries it. */
+  readonly reason: string;
+  readonly message: string;
 }
 
 export interface RebalancePlan {
@@ -79,6 +90,10 @@ export interface RebalancePlan {
   readonly violations: readonly Violation[];
   /** Only when a utilization strategy is enabled: every node's class and utilization. */
   readonly nodes?: readonly NodeReport[];
+  /** Extension, with `nodes`: what its utilization measures, requests or metrics.k8s.io usage. */
+  readonly nodesMeasuredBy?: 'Requests' | 'Metrics';
+  /** Extension, only when some strategy could not plan: which, and why (never a silent fallback). */
+  readonly degraded?: readonly DegradedStrategy[];
   readonly summary: {
     readonly nodes: number;
     readonly pods: number;

@@ -5,26 +5,29 @@
 // scheduler might choose (the target and its ties), the replacement breaks no rule another enabled strategy acts on,
 // that is, raises no acted-on or hard spread group above max(its skew, its maxSkew) and brings no acted-on violation
 // the pod does not have where it runs now. It also measures each node's utilization before and after, for the plan.
+// A strategy with `usage: Metrics` is measured by metrics.k8s.io (usageMeasure.ts); without a reading it plans
+// nothing and the plan says why (`degraded`), which the operator turns into the policy's Degraded condition.
 import { detectionContext } from '../analysis/violations.js';
 import { isPodTerminal } from '../model/pods.js';
 import { skewTuple } from '../model/spread.js';
-import type { NodeInfo, PodInfo } from '../model/types.js';
+import type { NodeInfo, PodInfo, Resources } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 import { configOf, type StrategyRegistry } from '../strategies/registry.js';
 import type { LoadContext, NodeClassification, ViolationCheck, ViolationRecord } from '../strategies/types.js';
 import { utilizationOf } from '../strategies/utilization.js';
 import type { Planner } from './planner.js';
 import { compareCandidates } from './planner.js';
-import type { NodeReport } from './types.js';
+import type { DegradedStrategy, NodeReport } from './types.js';
+import {
+  METRICS_UNAVAILABLE,
+  metricsMeasure,
+  metricsProblem,
+  requestsMeasure,
+  type UsageMeasure,
+} from './usageMeasure.js';
 
 /** Resources every node report shows, besides those a strategy's thresholds name. */
 const SHOWN = ['cpu', 'memory', 'pods'];
-
-/** What a node has requested by resource (`pods`: its number of pods), from the plan's state. */
-function requestedOf(planner: Planner, node: NodeInfo): Record<string, number> {
-  const usage = planner.state.usageOf(node.name);
-  return { ...usage.requested, pods: usage.pods };
-}
 
 /** The original pods on each node (live or not: podsOn filters them by the plan's state). */
 function podsByNode(planner: Planner): Map<string, PodInfo[]> {
@@ -81,15 +84,36 @@ function breaksRule(
     : `its replacement on ${target.name} would break ${broken.strategy}: ${broken.reason}`;
 }
 
+/** Whether a policy has an enabled strategy measuring by metrics.k8s.io (the operator then reads it for the cycle). */
+export function usesMetrics(spec: PolicySpec, strategies: StrategyRegistry): boolean {
+  return strategies.load.some((s) => {
+    const config = configOf(spec.strategies, s);
+    return config.enabled && s.usage?.(config) === 'Metrics';
+  });
+}
+
+/** What the load phase adds to the plan. */
+export interface LoadOutcome {
+  /** Each node's class and utilization, by the first classifying strategy and its measure. */
+  readonly nodes: NodeReport[];
+  /** How `nodes` was measured. */
+  readonly measuredBy: 'Requests' | 'Metrics' | undefined;
+  /** The strategies that could not plan (`usage: Metrics` without metrics), and why. */
+  readonly degraded: DegradedStrategy[];
+}
+
 /**
  * Runs the enabled load strategies on the planner's state, in registration order, and returns each node's report
  * (the first classifying strategy's classes; utilization before the phase and after the whole plan).
  */
-export function planLoad(planner: Planner, spec: PolicySpec, strategies: StrategyRegistry): NodeReport[] {
+export function planLoad(planner: Planner, spec: PolicySpec, strategies: StrategyRegistry): LoadOutcome {
   const enabled = strategies.load.filter((s) => configOf(spec.strategies, s).enabled);
-  if (enabled.length === 0) return [];
+  const degraded: DegradedStrategy[] = [];
+  if (enabled.length === 0) return { nodes: [], measuredBy: undefined, degraded };
   const nodes = planner.state.nodeList;
-  const before = new Map(nodes.map((n) => [n.name, requestedOf(planner, n)]));
+  const byRequests = requestsMeasure(planner);
+  const requestedBefore = new Map(nodes.map((n) => [n.name, byRequests.of(n)]));
+  let metrics: UsageMeasure | undefined;
   const byNode = podsByNode(planner);
   const analysis = planner.analysis;
   const detection = detectionContext({
@@ -106,11 +130,24 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
       return { strategy: s.name, check: s.detector(detection, config), actsOnSoft: s.actsOnSoft(config) };
     });
   const watch: RuleWatch = { planner, spec, strategies, checks };
-  const classifications: NodeClassification[] = [];
+  let first: { classification: NodeClassification; measure: UsageMeasure; before: Map<string, Resources> } | undefined;
   for (const s of enabled) {
+    const config = configOf(spec.strategies, s);
+    let measure = byRequests;
+    if (s.usage?.(config) === 'Metrics') {
+      const problem = metricsProblem(analysis.snapshot);
+      const reading = analysis.snapshot.metrics;
+      if (problem !== undefined || reading === undefined || !reading.available) {
+        degraded.push({ strategy: s.name, reason: METRICS_UNAVAILABLE, message: problem ?? '' });
+        continue;
+      }
+      measure = metrics ??= metricsMeasure(planner, reading);
+    }
+    const before = first === undefined ? new Map(nodes.map((n) => [n.name, measure.of(n)])) : undefined;
     const ctx: LoadContext = {
-      nodes,
-      requested: (node) => requestedOf(planner, node),
+      nodes: measure.nodes,
+      requested: (node) => measure.of(node),
+      amountOf: (pod) => measure.amountOf(pod),
       podsOn: (node) => (byNode.get(node.name) ?? []).filter((p) => planner.state.isLive(p)),
       compare: compareCandidates,
       move(pod, reason, lands) {
@@ -143,17 +180,26 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
         return planner.limits.cycleFull;
       },
     };
-    const c = s.plan(ctx, configOf(spec.strategies, s));
-    if (c !== undefined) classifications.push(c);
+    const c = s.plan(ctx, config);
+    if (c !== undefined && first === undefined && before !== undefined) first = { classification: c, measure, before };
   }
-  const first = classifications[0];
-  const resources = [...new Set([...SHOWN, ...(first?.resources ?? [])])];
-  return nodes.map((n) => ({
-    name: n.name,
-    class: first?.classes.get(n.name) ?? 'appropriate',
-    utilization: rounded(utilizationOf(n, before.get(n.name)!, resources)),
-    utilizationAfter: rounded(utilizationOf(n, requestedOf(planner, n), resources)),
-  }));
+  // A utilization strategy that could not measure leaves no classification: the nodes are not reported by requests
+  // in its stead. Without one at all (removeDuplicates alone), every node is reported by requests, unclassified.
+  if (first === undefined && degraded.length > 0) return { nodes: [], measuredBy: undefined, degraded };
+  const { classification, measure, before } = first ?? { measure: byRequests, before: requestedBefore };
+  const resources = [...new Set([...SHOWN, ...(classification?.resources ?? [])])];
+  // A node the measure cannot see (no NodeMetrics) is reported by its requests, and not classified.
+  const seen = new Set(measure.nodes.map((n) => n.name));
+  const report = nodes.map((n) => {
+    const measured = seen.has(n.name);
+    return {
+      name: n.name,
+      class: classification?.classes.get(n.name) ?? 'appropriate',
+      utilization: rounded(utilizationOf(n, (measured ? before : requestedBefore).get(n.name)!, resources)),
+      utilizationAfter: rounded(utilizationOf(n, (measured ? measure : byRequests).of(n), resources)),
+    };
+  });
+  return { nodes: report, measuredBy: measure.source, degraded };
 }
 
 function rounded(u: Record<string, number>): Record<string, number> {

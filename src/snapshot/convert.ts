@@ -19,3 +19,10 @@ export {
 } from './convert/priorities.js';
 export { convertCsiNode } from './convert/csiNodes.js';
 export { convertPersistentVolume, convertPersistentVolumeClaim, convertStorageClass } from './convert/volumes.js';
+export {
+  convertNodeMetrics,
+  convertPodMetrics,
+  usageReading,
+  type NodeMetricsInfo,
+  type PodMetricsInfo,
+} from './convert/metrics.js';

@@ -4,7 +4,8 @@
 // node its CSINode's attach limits.
 //
 // Accepted layouts: one object, a `kind: List` (or any `*List`) with `items` (nested lists too), several YAML
-// documents, or several concatenated JSON documents. Kinds other than the ten used are counted and reported in one
+// documents, or several concatenated JSON documents. NodeMetrics and PodMetrics (metrics.k8s.io) make the usage
+// reading `usage: Metrics` plans with. Kinds other than the twelve used are counted and reported in one
 // warning line. Every problem with the input surfaces as an InputError naming the file, the object and the field;
 // nothing in here lets a stack trace reach the user for bad input.
 import { isObj } from '../model/rawJson.js';
@@ -25,6 +26,7 @@ import type {
   PodInfo,
   PriorityClassInfo,
   StorageClassInfo,
+  UsageReading,
 } from '../model/types.js';
 import { withCsiNodeLimits, withVolumeTopology } from '../model/volumes.js';
 import {
@@ -32,6 +34,8 @@ import {
   convertCsiNode,
   convertNamespace,
   convertNode,
+  convertNodeMetrics,
+  convertPodMetrics,
   convertPdb,
   convertPersistentVolume,
   convertPersistentVolumeClaim,
@@ -40,6 +44,9 @@ import {
   convertStorageClass,
   describeObject,
   makePriorityResolver,
+  usageReading,
+  type NodeMetricsInfo,
+  type PodMetricsInfo,
 } from './convert.js';
 import { checkDepth, checkFileSize, checkTextDepth, checkYamlSize } from './limits.js';
 
@@ -368,6 +375,8 @@ const USED_KINDS = new Set([
   'PersistentVolumeClaim',
   'StorageClass',
   'CSINode',
+  'NodeMetrics',
+  'PodMetrics',
 ]);
 
 function ignoredWarning(file: string, counts: ReadonlyMap<string, number>): string | undefined {
@@ -474,8 +483,28 @@ export function snapshotFromObjects(
   const warning = ignoredWarning(file, ignored);
   if (warning !== undefined) opts.warn?.(warning);
 
+  const now = opts.now ?? Date.now();
+  // NodeMetrics make a metrics.k8s.io reading (usage: Metrics); without them the snapshot has none.
+  const nodeMetrics = convertAll<NodeMetricsInfo>(of('NodeMetrics'), file, convertNodeMetrics);
+  const podMetrics = convertAll<PodMetricsInfo>(of('PodMetrics'), file, convertPodMetrics);
+  let metrics: UsageReading | undefined;
+  if (nodeMetrics.length > 0) {
+    const where = new Map(pods.map((p) => [`${p.namespace}/${p.name}`, p.nodeName]));
+    metrics = usageReading(nodeMetrics, podMetrics, (ns, name) => where.get(`${ns}/${name}`), now);
+  } else if (podMetrics.length > 0) {
+    opts.warn?.(`warning: ${file}: PodMetrics without NodeMetrics are not used (usage: Metrics needs both)`);
+  }
+
   return {
-    snapshot: { nodes, pods, pdbs, priorityClasses, namespaces, now: opts.now ?? Date.now() },
+    snapshot: {
+      nodes,
+      pods,
+      pdbs,
+      priorityClasses,
+      namespaces,
+      now,
+      ...(metrics !== undefined ? { metrics } : {}),
+    },
     policies,
   };
 }

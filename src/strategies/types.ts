@@ -225,10 +225,19 @@ export interface Landing {
  * breaks no spread, affinity or taint rule another enabled strategy acts on, on any of them.
  */
 export interface LoadContext {
-  /** Every node, in the snapshot's order. */
+  /**
+   * Every node, in the snapshot's order; with `usage: Metrics`, every node metrics.k8s.io reported (a node without
+   * NodeMetrics cannot be classified, so it is neither relieved nor filled).
+   */
   readonly nodes: readonly NodeInfo[];
-  /** What the node has requested now, in the plan's state, by resource; `pods` is its number of pods. */
+  /**
+   * What the node uses now, in the plan's state, by resource, in the strategy's measure (LoadStrategy.usage): the
+   * requests of its pods, or with `usage: Metrics` its cpu and memory from NodeMetrics, with the usage of each pod
+   * moved off it taken away and of each replacement added. `pods` is its number of pods either way.
+   */
   requested(node: NodeInfo): Readonly<Record<string, number>>;
+  /** What the pod adds to a node in the same measure (its requests, or its PodMetrics usage for cpu and memory). */
+  amountOf(pod: PodInfo): Readonly<Record<string, number>>;
   /** The original pods running on the node that are still there in the plan's state (replacements never move). */
   podsOn(node: NodeInfo): readonly PodInfo[];
   /** The descheduler's eviction order: lower priority first, then BestEffort, Burstable, Guaranteed. */
@@ -259,6 +268,8 @@ export interface LoadStrategy<
   K extends string = string,
 > extends StrategyBase<C, K> {
   readonly kind: 'load';
+  /** Where node usage comes from (default Requests); with Metrics the planner measures by metrics.k8s.io. */
+  usage?(config: C): 'Requests' | 'Metrics';
   /** Plans the strategy's moves; returns the node classification it planned with, if it classifies nodes. */
   plan(ctx: LoadContext, config: C): NodeClassification | undefined;
 }

@@ -56,7 +56,8 @@
 // events.k8s.io/v1 events (same storage as core/v1 events, converted both ways); policy/v1 poddisruptionbudgets
 // (+status); scheduling.k8s.io/v1 priorityclasses; coordination.k8s.io/v1 leases; apps/v1 deployments and
 // replicasets (+status; written by the ReplicaSet controller, read by the disruption controller); custom resource
-// rebalancer.dev/v1alpha1 rebalancepolicies (cluster-scoped, /status) or the CRDs given in `crds` (readCrdFile).
+// rebalancer.dev/v1alpha1 rebalancepolicies (cluster-scoped, /status) or the CRDs given in `crds` (readCrdFile);
+// with `customResources: [...METRICS_API]`, a stand-in metrics.k8s.io/v1beta1 (NodeMetrics, PodMetrics).
 // Discovery: /api, /api/v1, /apis, /apis/<group>, /apis/<group>/<version>, /version, /healthz, /readyz, /livez.
 //
 // FAITHFUL (same codes, reasons, messages and Status shapes as kube-apiserver 1.31):
@@ -412,7 +413,7 @@ export type { StoreChange, StoreListOptions } from './direct.js';
 export { TestStore } from './direct.js';
 export { KubeApi } from './api.js';
 export type { CustomResourceOptions } from './resources.js';
-export { REBALANCE_POLICY, customResourcesFromCrd } from './resources.js';
+export { METRICS_API, REBALANCE_POLICY, customResourcesFromCrd } from './resources.js';
 export { DisruptionController } from './controllers/disruption.js';
 export type { DisruptionControllerOptions } from './controllers/disruption.js';
 export { ReplicaSetController, podTemplateHash } from './controllers/replicasets.js';

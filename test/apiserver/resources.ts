@@ -397,6 +397,33 @@ export const REBALANCE_POLICY: CustomResourceOptions = {
   statusSubresource: true,
 };
 
+/**
+ * A stand-in for metrics-server's aggregated API (metrics.k8s.io/v1beta1 NodeMetrics and PodMetrics), served as
+ * custom resources: pass it in `customResources` and create the objects with `store.create`. Read-only in the real
+ * API; here a test writes the usage it wants the operator to read. Its faults (404 for an absent APIService, 503 for
+ * an unavailable one, 429 with Retry-After) come from `faults.failNext({ group: 'metrics.k8s.io', ... })`.
+ */
+export const METRICS_API: readonly CustomResourceOptions[] = [
+  {
+    group: 'metrics.k8s.io',
+    version: 'v1beta1',
+    plural: 'nodes',
+    kind: 'NodeMetrics',
+    listKind: 'NodeMetricsList',
+    scope: 'Cluster',
+    statusSubresource: false,
+  },
+  {
+    group: 'metrics.k8s.io',
+    version: 'v1beta1',
+    plural: 'pods',
+    kind: 'PodMetrics',
+    listKind: 'PodMetricsList',
+    scope: 'Namespaced',
+    statusSubresource: false,
+  },
+];
+
 /** Reads the served versions of a CustomResourceDefinition object (apiextensions.k8s.io/v1). */
 export function customResourcesFromCrd(crd: unknown): CustomResourceOptions[] {
   if (!isObject(crd) || !isObject(crd.spec) || !isObject(crd.spec.names)) {

@@ -17,7 +17,7 @@ import { sep } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { TestApiServer } from '../apiserver/index.js';
+import { METRICS_API, type TestApiServer } from '../apiserver/index.js';
 import { createDelegatingAuth } from '../../src/metrics/delegatingAuth.js';
 import {
   createDeployment,
@@ -43,8 +43,8 @@ interface Access {
 const key = (a: Access): string =>
   `${a.verb} ${a.group || 'core'}/${a.resource}${a.namespace ? ` in ${a.namespace}` : ''}`;
 
-/** client-node methods the operator may call, and the access each needs. */
-const METHODS: Readonly<Record<string, Access>> = {
+/** client-node methods the operator may call, and the access each needs (a generic one: every use of it). */
+const METHODS: Readonly<Record<string, Access | readonly Access[]>> = {
   listNode: { verb: 'list', group: '', resource: 'nodes' },
   listPodForAllNamespaces: { verb: 'list', group: '', resource: 'pods' },
   listNamespace: { verb: 'list', group: '', resource: 'namespaces' },
@@ -54,7 +54,12 @@ const METHODS: Readonly<Record<string, Access>> = {
   listPersistentVolumeClaimForAllNamespaces: { verb: 'list', group: '', resource: 'persistentvolumeclaims' },
   listStorageClass: { verb: 'list', group: 'storage.k8s.io', resource: 'storageclasses' },
   listCSINode: { verb: 'list', group: 'storage.k8s.io', resource: 'csinodes' },
-  listClusterCustomObject: { verb: 'list', group: 'rebalancer.dev', resource: 'rebalancepolicies' },
+  // The policies' informer, and metrics.k8s.io for usage: Metrics (src/kube/metricsReader.ts).
+  listClusterCustomObject: [
+    { verb: 'list', group: 'rebalancer.dev', resource: 'rebalancepolicies' },
+    { verb: 'list', group: 'metrics.k8s.io', resource: 'nodes' },
+    { verb: 'list', group: 'metrics.k8s.io', resource: 'pods' },
+  ],
   createNamespacedPodEviction: { verb: 'create', group: '', resource: 'pods/eviction' },
   createNamespacedEvent: { verb: 'create', group: '', resource: 'events' },
   patchNamespacedEvent: { verb: 'patch', group: '', resource: 'events' },
@@ -207,7 +212,7 @@ afterAll(async () => {
 
 /** Runs every API path of the operator against the test server and returns what it asked for. */
 async function recordedScenario(): Promise<Map<string, Access>> {
-  const s = (server = await startCluster());
+  const s = (server = await startCluster({ server: { customResources: [...METRICS_API] } }));
   s.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPERATOR_NAMESPACE } });
   createDeployment(s, {
     namespace: 'shop',
@@ -217,6 +222,11 @@ async function recordedScenario(): Promise<Map<string, Access>> {
   });
   await s.settle();
   createPolicy(s, 'balance', { mode: 'DryRun', eviction: { maxPerWorkload: 3 } });
+  // A policy measuring by metrics.k8s.io: its cycle lists NodeMetrics and PodMetrics.
+  createPolicy(s, 'by-usage', {
+    mode: 'DryRun',
+    strategies: { lowNodeUtilization: { enabled: true, usage: 'Metrics' } },
+  });
   const mark = s.stats.mark();
   const leader = startOperator(s, { identity: 'a', leaderElect: true });
   operators.push(leader);
@@ -225,6 +235,7 @@ async function recordedScenario(): Promise<Map<string, Access>> {
   // Twice the same dry run: the second Event on each pod is an aggregation (patch).
   await leader.operator.tick('balance');
   await leader.operator.tick('balance');
+  await leader.operator.tick('by-usage');
   await waitFor(() => s.stats.count({ verb: 'patch', resource: 'events' }, mark) > 0, 5000, 'an aggregated Event');
   updatePolicySpec(s, 'balance', (spec) => {
     spec['mode'] = 'Evict';
@@ -262,7 +273,9 @@ describe('RBAC (manifests/clusterrole.yaml, manifests/role.yaml) against the cal
     expect(unknownWatches, 'informer paths without an RBAC entry (add them to WATCHES)').toEqual([]);
 
     const required = new Map<string, Access>();
-    for (const name of calls.keys()) required.set(key(METHODS[name]!), METHODS[name]!);
+    for (const name of calls.keys()) {
+      for (const access of [METHODS[name]!].flat()) required.set(key(access), access);
+    }
     for (const path of watches) required.set(key(WATCHES[path]!), WATCHES[path]!);
     const recorded = await recordedScenario();
     // The scenario reached every statically found call, and made no call the scan missed.

@@ -47,10 +47,12 @@ export interface ClusterOptions {
   readonly nodesPerZone?: number;
   readonly kubelet?: KubeletOptions;
   readonly nodeCpu?: string;
+  /** Extra kube-apiserver flags (e.g. --enable-aggregator-routing=true for an aggregated API served by the test). */
+  readonly apiServerArgs?: readonly string[];
 }
 
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
-  const cp = await startControlPlane();
+  const cp = await startControlPlane(opts.apiServerArgs !== undefined ? { apiServerArgs: opts.apiServerArgs } : {});
   const kc = cp.kubeConfig();
   const kubelet = new StandInKubelet(kc, { readyDelayMs: 50, ...opts.kubelet });
   const cluster: Cluster = {

@@ -16,6 +16,7 @@ import { controlPlaneAvailable } from '../controlplane/index.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
 import {
   addZone,
+  conditionOf,
   createDeployment,
   createPolicy,
   evictionRequests,
@@ -27,6 +28,7 @@ import {
   OPERATOR_NAMESPACE,
   operatorKubeConfig,
   PdbFloorWatch,
+  policyStatus,
   startCluster,
   waitFor,
   waitForBudget,
@@ -228,9 +230,20 @@ describe.skipIf(!controlPlaneAvailable())('utilization strategies on a real cont
     }
     const mark = evictionRequests(c.cp).length;
     await createPolicy(c, 'hnu', HNU);
+    // usage: Metrics on a cluster without metrics-server: the real API server answers 404 for metrics.k8s.io (the
+    // shipped ClusterRole lets the operator ask; without it the answer would be 403).
+    await createPolicy(c, 'hnu-usage', {
+      ...HNU,
+      strategies: { highNodeUtilization: { enabled: true, thresholds: { cpu: 30 }, usage: 'Metrics' } },
+    });
     const op = await operator(c);
     await op.operator.tick('hnu');
     expect(evictedPods(c, mark)).toEqual([]);
+    await op.operator.tick('hnu-usage');
+    expect(evictedPods(c, mark)).toEqual([]);
+    const degraded = conditionOf(await policyStatus(c, 'hnu-usage'), 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'MetricsUnavailable' });
+    expect(degraded?.message).toContain('metrics.k8s.io/v1beta1 nodes: HTTP 404');
   }, 180_000);
 
   it('HighNodeUtilization, MostAllocated scheduler: both 20% nodes end empty after 4 evictions, all onto 60% nodes', async () => {

@@ -7,7 +7,15 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main } from '../../src/cli/program.js';
 import { findCredentials, loadCredentials } from '../../src/kube/kubeconfig.js';
-import { kubeGetter, LISTED_KINDS, listKind, readCluster, type Getter, type HttpAnswer } from '../../src/live/read.js';
+import {
+  kubeGetter,
+  LISTED_KINDS,
+  listKind,
+  readCluster,
+  readUsageMetrics,
+  type Getter,
+  type HttpAnswer,
+} from '../../src/live/read.js';
 import { readCrdFile, startTestApiServer, type TestApiServer } from '../apiserver/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kr-live-'));
@@ -211,6 +219,57 @@ describe('plan --kubeconfig against the test API server', () => {
     const podCount = raw.items.filter((i) => i.kind === 'Pod').length;
     expect(podCount).toBe(server.store.count('pods'));
     expect(server.stats.count({ verb: 'list', resource: 'pods' }, mark)).toBe(Math.ceil(podCount / 3));
+  });
+
+  it('usage: Metrics reads metrics.k8s.io; absent (404), the plan says so and plans nothing on requests', async () => {
+    const served = await serveExample(true);
+    server = served.server;
+    const policy = join(dir, 'metrics-policy.yaml');
+    writeFileSync(
+      policy,
+      'apiVersion: rebalancer.dev/v1alpha1\nkind: RebalancePolicy\nmetadata: {name: by-usage}\n' +
+        'spec: {strategies: {lowNodeUtilization: {enabled: true, usage: Metrics}}}\n',
+    );
+    const mark = server.stats.mark();
+    const live = await run('plan', '--kubeconfig', served.kubeconfig, '--policy', policy);
+    expect(live.code).toBe(0);
+    const plan = JSON.parse(live.out) as { degraded?: Array<{ strategy: string; reason: string; message: string }> };
+    expect(plan.degraded).toEqual([
+      expect.objectContaining({ strategy: 'LowNodeUtilization', reason: 'MetricsUnavailable' }),
+    ]);
+    expect(plan.degraded?.[0]?.message).toContain('metrics.k8s.io/v1beta1 nodes: HTTP 404');
+    expect(server.stats.count({ group: 'metrics.k8s.io' }, mark)).toBe(1);
+    // A policy that does not measure by metrics never asks for them.
+    const other = server.stats.mark();
+    expect((await run('plan', '--kubeconfig', served.kubeconfig)).code).toBe(0);
+    expect(server.stats.count({ group: 'metrics.k8s.io' }, other)).toBe(0);
+  });
+
+  it('readUsageMetrics: NodeMetrics and PodMetrics listed once each, pods placed where they run', async () => {
+    const paths: string[] = [];
+    const get: Getter = (path) => {
+      paths.push(path);
+      const items = path.endsWith('/nodes')
+        ? [{ metadata: { name: 'n1' }, usage: { cpu: '2', memory: '1Gi' } }]
+        : [
+            {
+              metadata: { name: 'p', namespace: 'ns' },
+              containers: [{ name: 'c', usage: { cpu: '10m', memory: '1Mi' } }],
+            },
+          ];
+      return Promise.resolve({ status: 200, body: { items } });
+    };
+    const reading = await readUsageMetrics(get, () => 'n1', 5);
+    expect(paths).toEqual(['/apis/metrics.k8s.io/v1beta1/nodes', '/apis/metrics.k8s.io/v1beta1/pods']);
+    expect(reading).toMatchObject({ available: true, readAt: 5 });
+    if (reading.available)
+      expect(reading.pods.get('ns/p')).toEqual({ usage: { cpu: 10, memory: 2 ** 20 }, node: 'n1' });
+    const throttled = await readUsageMetrics(
+      () => Promise.resolve({ status: 429, body: { message: 'slow down' } }),
+      () => undefined,
+      0,
+    );
+    expect(throttled).toEqual({ available: false, message: 'metrics.k8s.io/v1beta1 nodes: HTTP 429 (slow down)' });
   });
 
   it.each([

@@ -554,6 +554,8 @@ describe('manifests: RBAC', () => {
       ...['list', 'watch'].map((v) => `storage.k8s.io/csinodes:${v}`),
       ...['list', 'watch'].map((v) => `scheduling.k8s.io/priorityclasses:${v}`),
       ...['list', 'watch'].map((v) => `rebalancer.dev/rebalancepolicies:${v}`),
+      'metrics.k8s.io/nodes:list',
+      'metrics.k8s.io/pods:list',
       '/pods/eviction:create',
       'rebalancer.dev/rebalancepolicies/status:patch',
       '/events:create',

@@ -40,6 +40,7 @@ import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../../metrics/metrics.js';
 import type { EvictionResult } from '../../metrics/names.js';
 import { isPodTerminal } from '../../model/pods.js';
+import type { UsageMetrics } from '../../model/types.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycle, type Move, type PlanOutcome } from '../../planner/plan.js';
 import type { RebalancePlan } from '../../planner/types.js';
@@ -95,6 +96,11 @@ export interface RunOptions {
   readonly onFirstPlan?: (outcome: RunPlan) => void;
   /** Closes when the maintenance window ends (maintenanceWindows.ts): no eviction is sent after, the run halts. */
   readonly gate?: EvictionGate;
+  /**
+   * The cycle's metrics.k8s.io reading, for `usage: Metrics` (read once per cycle: the metrics API has no watch).
+   * Every plan of the run uses it; the planner brings it up to date with the pods evicted and replaced since.
+   */
+  readonly metrics?: UsageMetrics;
 }
 
 export interface EvictionGate {
@@ -188,7 +194,8 @@ export class PolicyRun {
   }
 
   private plan(): RunPlan {
-    const snapshot = this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
+    const cached = this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
+    const snapshot = this.opts.metrics === undefined ? cached : { ...cached, metrics: this.opts.metrics };
     const held = this.holds.merged(
       this.opts.held,
       this.lanes.workloads(),

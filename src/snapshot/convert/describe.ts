@@ -1,7 +1,7 @@
 // How messages name a raw object.
 import { isObj } from '../../model/rawJson.js';
 
-const NAMESPACED = new Set(['Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim']);
+const NAMESPACED = new Set(['Pod', 'PodDisruptionBudget', 'PersistentVolumeClaim', 'PodMetrics']);
 
 /** `Kind namespace/name` (or `Kind name` for cluster-scoped kinds); undefined when the object has no name. */
 export function describeObject(kind: string, raw: unknown): string | undefined {

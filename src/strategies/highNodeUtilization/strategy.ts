@@ -31,10 +31,9 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
   key: 'highNodeUtilization',
   policy: highNodeUtilizationSection,
 
+  usage: (config) => config.usage,
+
   plan(ctx, config): NodeClassification | undefined {
-    // This build reads node usage from requests only: a Metrics section never falls back to requests silently
-    // (DESIGN.md), so it acts on nothing (README, "usage: Metrics").
-    if (config.usage === 'Metrics') return undefined;
     const resources = resourcesOf(config.thresholds);
     const nodes = classifiedNodes(ctx);
     const usage = usageByNode(ctx, nodes, resources);

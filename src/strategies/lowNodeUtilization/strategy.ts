@@ -35,9 +35,10 @@ const JOINT_SEARCH_MAX = 8;
 /** Evictions above the lower bound the exact search tries before it leaves the node to the greedy pass. */
 const SEARCH_SLACK = 2;
 
-/** Pods alike for the search: one workload, same requests, priority and QoS (their sets land alike). */
-function likeKey(pod: PodInfo): string {
-  return `${pod.namespace}/${pod.workload.kind}/${pod.workload.name}\u0000${JSON.stringify(pod.requests)}\u0000${pod.priority}\u0000${pod.qos}`;
+/** Pods alike for the search: one workload, same requests, usage, priority and QoS (their sets land alike). */
+function likeKey(pod: PodInfo, amount: Readonly<Record<string, number>>): string {
+  const measured = amount === pod.requests ? '' : JSON.stringify(amount);
+  return `${pod.namespace}/${pod.workload.kind}/${pod.workload.name}\u0000${JSON.stringify(pod.requests)}\u0000${measured}\u0000${pod.priority}\u0000${pod.qos}`;
 }
 
 /** The overutilized resources of a node, with how much must leave it for each to be at its target. */
@@ -54,10 +55,14 @@ function deficits(
 }
 
 /** Fewest pods of `pods` whose amounts could cover every deficit, each resource alone (a lower bound). */
-function lowerBound(pods: readonly PodInfo[], need: ReadonlyMap<string, number>): number {
+function lowerBound(
+  pods: readonly PodInfo[],
+  need: ReadonlyMap<string, number>,
+  amountOf: LoadContext['amountOf'],
+): number {
   let bound = 0;
   for (const [r, d] of need) {
-    const amounts = pods.map((p) => podAmount(p.requests, r)).sort((a, b) => b - a);
+    const amounts = pods.map((p) => podAmount(amountOf(p), r)).sort((a, b) => b - a);
     let sum = 0;
     let k = 0;
     while (sum < d - 1e-9 && k < amounts.length) sum += amounts[k++]!;
@@ -76,10 +81,10 @@ interface Found {
   readonly moved: number;
 }
 
-function found(moves: ReadonlyArray<{ pod: PodInfo; node: NodeInfo }>): Found {
+function found(moves: ReadonlyArray<{ pod: PodInfo; node: NodeInfo }>, amountOf: LoadContext['amountOf']): Found {
   let moved = 0;
   for (const { pod, node } of moves) {
-    for (const [r, amount] of Object.entries(pod.requests)) moved += amount / (node.allocatable[r] || 1);
+    for (const [r, amount] of Object.entries(amountOf(pod))) moved += amount / (node.allocatable[r] || 1);
   }
   return { moves: [...moves], priority: Math.max(...moves.map((m) => m.pod.priority)), moved };
 }
@@ -113,7 +118,7 @@ class NodeRelief {
         if (this.classes.get(t.name) !== 'under') {
           return `its replacement could land on ${t.name}, which is not underutilized`;
         }
-        if (!staysWithin(this.ctx.requested(t), absoluteLimits(t, this.high), pod.requests)) {
+        if (!staysWithin(this.ctx.requested(t), absoluteLimits(t, this.high), this.ctx.amountOf(pod))) {
           return `its replacement would take ${t.name} above targetThresholds`;
         }
       }
@@ -164,7 +169,7 @@ class NodeRelief {
     const need = this.need(node);
     return this.ctx
       .podsOn(node)
-      .filter((p) => [...need.keys()].some((r) => podAmount(p.requests, r) > 0))
+      .filter((p) => [...need.keys()].some((r) => podAmount(this.ctx.amountOf(p), r) > 0))
       .sort((a, b) => this.ctx.compare(a, b));
   }
 
@@ -201,6 +206,7 @@ class NodeRelief {
       sum += lowerBound(
         candidates.get(node)!.filter((p) => live.has(p)),
         need,
+        (p) => this.ctx.amountOf(p),
       );
     }
     return sum;
@@ -221,15 +227,16 @@ class NodeRelief {
     chosen: Array<{ pod: PodInfo; node: NodeInfo }>,
   ): Found | undefined {
     const node = nodes.find((n) => this.need(n).size > 0);
-    if (node === undefined) return chosen.length === 0 ? undefined : found(chosen);
+    if (node === undefined) return chosen.length === 0 ? undefined : found(chosen, (p) => this.ctx.amountOf(p));
     if (left === 0 || this.ctx.cycleFull || this.bound(nodes, candidates) > left) return undefined;
     const need = this.need(node);
     let best: Found | undefined;
     const tried = new Set<string>();
     for (const pod of candidates.get(node)!) {
-      const key = likeKey(pod);
+      const amount = this.ctx.amountOf(pod);
+      const key = likeKey(pod, amount);
       if (tried.has(key) || chosen.some((c) => c.pod === pod)) continue;
-      if (![...need.keys()].some((r) => podAmount(pod.requests, r) > 0)) continue;
+      if (![...need.keys()].some((r) => podAmount(amount, r) > 0)) continue;
       if (this.budget-- <= 0) break;
       const mark = this.ctx.mark();
       if (!this.tryMove(pod, node)) continue;
@@ -253,7 +260,8 @@ class NodeRelief {
       let bestCover = 0;
       for (const pod of left) {
         let cover = 0;
-        for (const [r, d] of need) cover += Math.min(podAmount(pod.requests, r), d) / (node.allocatable[r] || 1);
+        const amount = this.ctx.amountOf(pod);
+        for (const [r, d] of need) cover += Math.min(podAmount(amount, r), d) / (node.allocatable[r] || 1);
         if (cover > bestCover + 1e-12) [best, bestCover] = [pod, cover];
       }
       if (best === undefined) return;
@@ -289,10 +297,9 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
   key: 'lowNodeUtilization',
   policy: lowNodeUtilizationSection,
 
+  usage: (config) => config.usage,
+
   plan(ctx, config): NodeClassification | undefined {
-    // This build reads node usage from requests only: a Metrics section never falls back to requests silently
-    // (DESIGN.md), so it acts on nothing (README, "usage: Metrics").
-    if (config.usage === 'Metrics') return undefined;
     const { resources, nodes, usage, high, classes } = classifyLow(ctx, config);
     const result: NodeClassification = { strategy: NAME, resources, classes };
     const of = (c: NodeClass): NodeInfo[] => nodes.filter((n) => classes.get(n.name) === c);
