@@ -1,7 +1,7 @@
 // Small fake API servers for the src/kube tests: node:http on a loopback port, a handler per test, every request
 // recorded once its body has arrived. closeFakeServers() (afterEach) closes them and their open connections.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Credentials } from '../../src/kube/credentials.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -34,7 +34,32 @@ export async function fakeServer(handler: Handler): Promise<FakeServer> {
   return { url: await listening(server), seen };
 }
 
+/** A tunnelling proxy (CONNECT, as client-node's proxy agent asks even for http) that records each target. */
+export async function connectProxy(): Promise<{ readonly url: string; readonly tunnels: string[] }> {
+  const tunnels: string[] = [];
+  const server = createServer((_req, res) => res.writeHead(405).end());
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    tunnels.push(req.url ?? '');
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = connect(Number(port), host ?? '', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    // Tunnelled sockets are the server's no longer: closeFakeServers ends them itself.
+    tunnelSockets.add(client).add(upstream);
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  return { url: await listening(server), tunnels };
+}
+
+const tunnelSockets = new Set<Socket>();
+
 export async function closeFakeServers(): Promise<void> {
+  for (const socket of tunnelSockets) socket.destroy();
+  tunnelSockets.clear();
   await Promise.all(
     servers.splice(0).map(
       (s) =>

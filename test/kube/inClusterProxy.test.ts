@@ -3,9 +3,8 @@
 // self-signed certificate stands in for the API server, and a real CONNECT proxy in front of it records each
 // tunnel; the service account folder holds that certificate as its CA and a token that rotates.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as http from 'node:http';
 import * as https from 'node:https';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,16 +13,14 @@ import { serviceAccountCredentials } from '../../src/kube/credentials.js';
 import { createKubeClients } from '../../src/kube/kubeClient.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
 import { selfSignedCert } from '../../src/metrics/selfSignedCert.js';
+import { closeFakeServers, connectProxy } from './fakeServer.js';
 
 describe('the in-cluster service account behind a proxy', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sa-proxy-'));
-  const tunnels: string[] = [];
   const seenTokens: string[] = [];
-  const sockets = new Set<Socket>();
   let api: https.Server;
-  let proxy: http.Server;
+  let proxy: { readonly url: string; readonly tunnels: string[] };
   let apiPort = 0;
-  let proxyPort = 0;
 
   beforeAll(async () => {
     const { cert, key } = selfSignedCert({ commonName: 'kubernetes', altNames: ['127.0.0.1'] });
@@ -34,39 +31,22 @@ describe('the in-cluster service account behind a proxy', () => {
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '7' }, items: [] }));
     });
-    proxy = http.createServer((_req, res) => res.writeHead(405).end());
-    proxy.on('connect', (req: http.IncomingMessage, client: Socket, head: Buffer) => {
-      tunnels.push(req.url ?? '');
-      sockets.add(client);
-      const [host, port] = (req.url ?? '').split(':');
-      const upstream = connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      sockets.add(upstream);
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
     await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     apiPort = (api.address() as AddressInfo).port;
-    proxyPort = (proxy.address() as AddressInfo).port;
+    proxy = await connectProxy();
   });
 
   afterAll(async () => {
-    for (const s of sockets) s.destroy();
+    await closeFakeServers();
     api.closeAllConnections();
     await new Promise((r) => api.close(r));
-    await new Promise((r) => proxy.close(r));
     rmSync(dir, { recursive: true, force: true });
   });
 
   const env = (extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
     KUBERNETES_SERVICE_HOST: '127.0.0.1',
     KUBERNETES_SERVICE_PORT: String(apiPort),
-    HTTPS_PROXY: `http://127.0.0.1:${proxyPort}`,
+    HTTPS_PROXY: proxy.url,
     ...extra,
   });
 
@@ -86,19 +66,19 @@ describe('the in-cluster service account behind a proxy', () => {
   }
 
   it('tunnels through HTTPS_PROXY, verifying the server against the service account CA, with its token', async () => {
-    tunnels.length = 0;
+    proxy.tunnels.length = 0;
     seenTokens.length = 0;
     expect(await listNodes(env({}))).toBe('proxy (from the environment)');
-    expect(tunnels).toEqual([`127.0.0.1:${apiPort}`]);
+    expect(proxy.tunnels).toEqual([`127.0.0.1:${apiPort}`]);
     expect(seenTokens).toEqual(['Bearer sa-token-1']);
   });
 
   it('goes direct when NO_PROXY names the service address', async () => {
-    tunnels.length = 0;
+    proxy.tunnels.length = 0;
     seenTokens.length = 0;
     writeFileSync(join(dir, 'token'), 'sa-token-2');
     expect(await listNodes(env({ NO_PROXY: '10.96.0.0/12,127.0.0.1' }))).toBeUndefined();
-    expect(tunnels).toEqual([]);
+    expect(proxy.tunnels).toEqual([]);
     expect(seenTokens).toEqual(['Bearer sa-token-2']);
   });
 

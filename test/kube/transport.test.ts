@@ -9,8 +9,7 @@
 //   smaller   every request has a deadline from the call (queueing included); answers are size-limited; a 429's
 //             Retry-After delays that request only, capped
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -20,7 +19,7 @@ import { loadKubeconfig } from '../../src/kube/credentials.js';
 import { createKubeClients, FencedError, type KubeClientOptions } from '../../src/kube/kubeClient.js';
 import { createLeaderElector } from '../../src/kube/leaderElection.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
-import { closeFakeServers, credentialsFor, fakeServer, json, listening, type FakeServer } from './fakeServer.js';
+import { closeFakeServers, connectProxy, credentialsFor, fakeServer, json, type FakeServer } from './fakeServer.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(async () => {
@@ -298,23 +297,7 @@ describe('answers', () => {
 describe('proxies (defect 6)', () => {
   it('sends requests through HTTP_PROXY: the kubeconfig is delegated with the proxy and the agent kept', async () => {
     const api = await fakeServer((_req, res) => json(res, 200, { items: [], metadata: { resourceVersion: '1' } }));
-    // A tunnelling proxy (CONNECT, as client-node's agent asks even for http): records the targets it connected.
-    const tunnels: string[] = [];
-    const proxyServer = createServer((_req, res) => res.writeHead(405).end());
-    proxyServer.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-      tunnels.push(req.url ?? '');
-      const [host, port] = (req.url ?? '').split(':');
-      const upstream = connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-      cleanups.push(() => upstream.destroy());
-    });
-    const proxy = { url: await listening(proxyServer) };
+    const proxy = await connectProxy();
     const dir = mkdtempSync(join(tmpdir(), 'kr-proxy-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'config');
@@ -335,7 +318,7 @@ describe('proxies (defect 6)', () => {
     });
     cleanups.push(() => c.close());
     await c.core.listNode({ limit: 1 });
-    expect(tunnels).toEqual([api.url.replace('http://', '')]);
+    expect(proxy.tunnels).toEqual([api.url.replace('http://', '')]);
     expect(api.seen.map((r) => r.path)).toEqual(['/api/v1/nodes?limit=1']);
   });
 });
