@@ -83,7 +83,7 @@ export class ClusterState {
   private readonly location = new Map<string, string>();
   private readonly groupStates = new Map<string, GroupState>();
   private readonly groupsByNamespace = new Map<string, GroupState[]>();
-  private readonly memberGroups = new Map<string, GroupState[]>();
+  private readonly memberGroups = new Map<string, readonly GroupState[]>();
   private readonly selectingCache = new Map<string, WeakMap<Labels, GroupState[]>>();
   private readonly termCounts = new Map<string, TermCounts>();
   private readonly antiGroups = new Map<string, AntiTermGroup>();
@@ -118,7 +118,12 @@ export class ClusterState {
       const state: GroupState = { group, counts: new Map(group.counts) };
       this.groupStates.set(group.id, state);
       pushTo(this.groupsByNamespace, group.namespace, state);
-      for (const member of group.members) pushTo(this.memberGroups, member.uid, state);
+      // Most pods are members of one group: they share its one-element list instead of an array each (150,000).
+      const alone: readonly GroupState[] = [state];
+      for (const member of group.members) {
+        const list = this.memberGroups.get(member.uid);
+        this.memberGroups.set(member.uid, list === undefined ? alone : [...list, state]);
+      }
     }
     for (const pod of analysis.snapshot.pods) {
       if (!this.isPresent(pod)) continue;
@@ -167,8 +172,18 @@ export class ClusterState {
 
   /** The group's domain of every node, aligned with nodeList (undefined: not an eligible domain). */
   nodeDomains(g: GroupState): readonly (string | undefined)[] {
-    return this.memo(`domains\u0000${g.group.id}`, () => this.nodeList.map((n) => g.group.domainsByNode.get(n.name)));
+    // Keyed by the domain map, which the analysis shares between the groups of one eligibility (most of them): one
+    // array per kind of group rather than one per group, and no key string built per placement.
+    const byNode = g.group.domainsByNode;
+    let domains = this.domainArrays.get(byNode);
+    if (domains === undefined) {
+      domains = this.nodeList.map((n) => byNode.get(n.name));
+      this.domainArrays.set(byNode, domains);
+    }
+    return domains;
   }
+
+  private readonly domainArrays = new WeakMap<ReadonlyMap<string, string>, readonly (string | undefined)[]>();
 
   replacements(): readonly Placed[] {
     return this.added;
