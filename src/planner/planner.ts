@@ -238,10 +238,11 @@ export class Planner {
       const d = dependents[0]!;
       return refuse(`the required pod affinity of ${d.namespace}/${d.name} depends on this pod`);
     }
-    const worsened = this.worsenedHardGroup(pod, from, target);
+    const worsenedHardGroup = this.hardGroupCheck(pod, from);
+    const worsened = worsenedHardGroup(target);
     if (worsened !== undefined) return placementRefusal(worsened);
     // The scheduler picks at random among the top-scored nodes: the move must be right whichever it picks.
-    const wrong = this.wrongLanding(pod, from, target, ties, rules);
+    const wrong = this.wrongLanding(pod, from, target, ties, rules, worsenedHardGroup);
     if (wrong !== undefined) return placementRefusal(wrong);
     return { ok: true, target, ties };
   }
@@ -258,6 +259,7 @@ export class Planner {
     target: NodeInfo | undefined,
     ties: readonly NodeInfo[],
     rules: AttemptRules,
+    worsenedHardGroup: (node: NodeInfo | undefined) => string | undefined,
   ): string | undefined {
     const landings =
       target === undefined ? [undefined] : this.options.landingCheck === 'targetOnly' ? [target] : [target, ...ties];
@@ -266,7 +268,7 @@ export class Planner {
     for (const node of landings) {
       const why =
         (node === undefined ? undefined : rules.helps(pod, node, from, NO_TIES)) ??
-        this.worsenedHardGroup(pod, from, node) ??
+        worsenedHardGroup(node) ??
         (node !== undefined && afterGone !== undefined && !afterGone(node)
           ? 'its inter-pod affinity would not hold there once the evicted pod is gone'
           : undefined);
@@ -287,18 +289,34 @@ export class Planner {
     return undefined;
   }
 
-  /** A hard spread group the move would push above max(its skew now, its maxSkew). */
-  private worsenedHardGroup(pod: PodInfo, from: NodeInfo, target: NodeInfo | undefined): string | undefined {
+  /**
+   * Finds, for a landing of `pod` evicted from `from`, a hard spread group the move would push above max(its skew now,
+   * its maxSkew). Built once per attempt, while the state stands still: the groups that count the pod, their limits,
+   * and the skew per landing domain, since a placement's tied nodes (hundreds of them at 150,000 pods) share a few.
+   */
+  private hardGroupCheck(pod: PodInfo, from: NodeInfo): (target: NodeInfo | undefined) => string | undefined {
+    const checks: Array<{ g: GroupState; limit: number; after: Map<string | undefined, number> }> = [];
     for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) {
       const c = g.group.constraint;
       if (c.whenUnsatisfiable !== 'DoNotSchedule') continue;
-      const before = skewTuple(g.counts, c.minDomains)[0];
-      const after = this.state.tupleAfter(g, pod, from, target)[0];
-      if (after > Math.max(before, c.maxSkew)) {
-        return `the move would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${after}`;
-      }
+      checks.push({ g, limit: Math.max(skewTuple(g.counts, c.minDomains)[0], c.maxSkew), after: new Map() });
     }
-    return undefined;
+    return (target) => {
+      for (const { g, limit, after } of checks) {
+        // The skew after the move depends on the landing's domain only (the group selects the pod).
+        const domain = target === undefined ? undefined : g.group.domainsByNode.get(target.name);
+        let skew = after.get(domain);
+        if (skew === undefined) {
+          skew = this.state.tupleAfter(g, pod, from, target)[0];
+          after.set(domain, skew);
+        }
+        if (skew > limit) {
+          const c = g.group.constraint;
+          return `the move would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${skew}`;
+        }
+      }
+      return undefined;
+    };
   }
 
   commit(pod: PodInfo, landing: Landing, strategy: Strategy, reason: string, spreadKey?: string): void {

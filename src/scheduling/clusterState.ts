@@ -42,7 +42,18 @@ export interface Placed {
   readonly node: NodeInfo;
 }
 
+/** Term → its key, for terms of the owner's own namespace (namespace, key): replicas share their terms' objects. */
+const termKeys = new WeakMap<PodAffinityTerm, { readonly namespace: string; readonly key: string }>();
+
 function termKey(term: PodAffinityTerm, owner: PodInfo): string {
+  const known = termKeys.get(term);
+  if (known !== undefined && known.namespace === owner.namespace) return known.key;
+  const key = buildTermKey(term, owner);
+  termKeys.set(term, { namespace: owner.namespace, key });
+  return key;
+}
+
+function buildTermKey(term: PodAffinityTerm, owner: PodInfo): string {
   const ns =
     term.namespaces.length === 0 && term.namespaceSelector === undefined ? owner.namespace : term.namespaces.join(',');
   const nsSel = term.namespaceSelector ? selectorText(term.namespaceSelector) : '-';
@@ -67,9 +78,17 @@ export interface AntiAffinityCheck {
 
 /** Existing pods' anti-affinity terms of one kind, counted per domain of their owners. */
 interface AntiTermGroup {
+  readonly key: string;
+  /** Creation order: checks are reported in it, whichever index found them. */
+  readonly seq: number;
   readonly term: PodAffinityTerm;
   readonly owner: PodInfo;
   readonly perDomain: Map<string, number>;
+}
+
+/** Whether a term selects pods of its owner's namespace only (no namespaces list, no namespaceSelector). */
+function ownNamespaceOnly(term: PodAffinityTerm): boolean {
+  return term.namespaces.length === 0 && term.namespaceSelector === undefined;
 }
 
 export class ClusterState {
@@ -83,10 +102,18 @@ export class ClusterState {
   private readonly location = new Map<string, string>();
   private readonly groupStates = new Map<string, GroupState>();
   private readonly groupsByNamespace = new Map<string, GroupState[]>();
-  private readonly memberGroups = new Map<string, readonly GroupState[]>();
+  /** Namespace → member uid → its groups, built for a namespace when a pod of it is first placed. */
+  private readonly memberGroups = new Map<string, ReadonlyMap<string, readonly GroupState[]>>();
   private readonly selectingCache = new Map<string, WeakMap<Labels, GroupState[]>>();
   private readonly termCounts = new Map<string, TermCounts>();
   private readonly antiGroups = new Map<string, AntiTermGroup>();
+  /**
+   * The same groups indexed for antiAffinityAgainst(): those whose term selects its owner's namespace only, by that
+   * namespace, and the others. A placement checks its namespace's few instead of every anti-affinity term kind of
+   * the cluster (600 at 150,000 pods, several times per placement).
+   */
+  private readonly antiByNamespace = new Map<string, AntiTermGroup[]>();
+  private readonly antiAcrossNamespaces: AntiTermGroup[] = [];
   private readonly affinityOwners: Placed[] = [];
   private readonly added: Placed[] = [];
   /** Bumped by every change, so results that depend on which pods are live can be memoised between changes. */
@@ -118,12 +145,6 @@ export class ClusterState {
       const state: GroupState = { group, counts: new Map(group.counts) };
       this.groupStates.set(group.id, state);
       pushTo(this.groupsByNamespace, group.namespace, state);
-      // Most pods are members of one group: they share its one-element list instead of an array each (150,000).
-      const alone: readonly GroupState[] = [state];
-      for (const member of group.members) {
-        const list = this.memberGroups.get(member.uid);
-        this.memberGroups.set(member.uid, list === undefined ? alone : [...list, state]);
-      }
     }
     for (const pod of analysis.snapshot.pods) {
       if (!this.isPresent(pod)) continue;
@@ -216,7 +237,23 @@ export class ClusterState {
 
   /** The groups whose constraint the pod carries (its replacement is scheduled under them). */
   groupsOfMember(pod: PodInfo): readonly GroupState[] {
-    return this.memberGroups.get(pod.uid) ?? [];
+    let members = this.memberGroups.get(pod.namespace);
+    if (members === undefined) {
+      // Per namespace and on demand: a cycle places replacements in a few namespaces, and indexing every pod of the
+      // cluster up front cost more than all of them (150,000 uids). A group's members are all of its namespace.
+      const built = new Map<string, readonly GroupState[]>();
+      for (const state of this.groupsByNamespace.get(pod.namespace) ?? []) {
+        // Most pods are members of one group: they share its one-element list rather than an array each.
+        const alone: readonly GroupState[] = [state];
+        for (const member of state.group.members) {
+          const list = built.get(member.uid);
+          built.set(member.uid, list === undefined ? alone : [...list, state]);
+        }
+      }
+      this.memberGroups.set(pod.namespace, built);
+      members = built;
+    }
+    return members.get(pod.uid) ?? [];
   }
 
   /** The groups that count a pod with these labels in this namespace. */
@@ -293,10 +330,10 @@ export class ClusterState {
    */
   antiAffinityAgainst(pod: PodInfo, evicted: Placed | undefined): AntiAffinityCheck[] {
     const out: AntiAffinityCheck[] = [];
-    for (const [key, g] of this.antiGroups) {
+    for (const g of inCreationOrder(this.antiByNamespace.get(pod.namespace) ?? [], this.antiAcrossNamespaces)) {
       if (!this.termMatches(g.term, g.owner, pod)) continue;
       let exceptDomain: string | undefined;
-      if (evicted && evicted.pod.podAntiAffinity.some((t) => termKey(t, evicted.pod) === key)) {
+      if (evicted && evicted.pod.podAntiAffinity.some((t) => termKey(t, evicted.pod) === g.key)) {
         exceptDomain = labelValue(evicted.node.labels, g.term.topologyKey);
       }
       out.push({ term: g.term, perDomain: g.perDomain, exceptDomain });
@@ -359,8 +396,10 @@ export class ClusterState {
     const key = termKey(term, owner);
     let g = this.antiGroups.get(key);
     if (!g) {
-      g = { term, owner, perDomain: new Map() };
+      g = { key, seq: this.antiGroups.size, term, owner, perDomain: new Map() };
       this.antiGroups.set(key, g);
+      if (ownNamespaceOnly(term)) pushTo(this.antiByNamespace, owner.namespace, g);
+      else this.antiAcrossNamespaces.push(g);
     }
     g.perDomain.set(domain, (g.perDomain.get(domain) ?? 0) + delta);
   }
@@ -532,6 +571,20 @@ export interface ImageStates {
   readonly nodesWith: ReadonlyMap<string, number>;
   /** Whether any node reports images (when none does, ImageLocality scores every node 0). */
   readonly any: boolean;
+}
+
+/** Two lists of anti-affinity groups, each in creation order, merged in that order. */
+function inCreationOrder(a: readonly AntiTermGroup[], b: readonly AntiTermGroup[]): readonly AntiTermGroup[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out: AntiTermGroup[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]!.seq < b[j]!.seq)) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  return out;
 }
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
