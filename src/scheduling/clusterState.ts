@@ -147,6 +147,8 @@ export class ClusterState {
       pushTo(this.groupsByNamespace, group.namespace, state);
     }
     for (const pod of analysis.snapshot.pods) {
+      // Most pods have no inter-pod terms and are not terminating: nothing below is about them.
+      if (!pod.terminating && !hasInterPodTerms(pod)) continue;
       if (!this.isPresent(pod)) continue;
       if (pod.terminating) this.terminatingPods.push(pod);
       const node = this.nodes.get(pod.nodeName!)!;
@@ -415,8 +417,8 @@ export class ClusterState {
   private addScoreTerms(pod: PodInfo, node: NodeInfo, sign: 1 | -1): void {
     const hard = this.profile.hardPodAffinityWeight ?? 1;
     if (hard > 0) for (const term of pod.podAffinity) this.addScoreTerm(term, pod, node, sign * hard);
-    for (const p of pod.preferredPodAffinity ?? []) this.addScoreTerm(p.term, pod, node, sign * p.weight);
-    for (const p of pod.preferredPodAntiAffinity ?? []) this.addScoreTerm(p.term, pod, node, -sign * p.weight);
+    for (const p of pod.preferredPodAffinity ?? NO_WEIGHTED) this.addScoreTerm(p.term, pod, node, sign * p.weight);
+    for (const p of pod.preferredPodAntiAffinity ?? NO_WEIGHTED) this.addScoreTerm(p.term, pod, node, -sign * p.weight);
   }
 
   private addScoreTerm(term: PodAffinityTerm, owner: PodInfo, node: NodeInfo, weight: number): void {
@@ -571,6 +573,17 @@ export interface ImageStates {
   readonly nodesWith: ReadonlyMap<string, number>;
   /** Whether any node reports images (when none does, ImageLocality scores every node 0). */
   readonly any: boolean;
+}
+
+const NO_WEIGHTED: NonNullable<PodInfo['preferredPodAffinity']> = [];
+
+function hasInterPodTerms(pod: PodInfo): boolean {
+  return (
+    pod.podAntiAffinity.length > 0 ||
+    pod.podAffinity.length > 0 ||
+    (pod.preferredPodAffinity?.length ?? 0) > 0 ||
+    (pod.preferredPodAntiAffinity?.length ?? 0) > 0
+  );
 }
 
 /** Two lists of anti-affinity groups, each in creation order, merged in that order. */
