@@ -59,6 +59,12 @@ export interface PlanOptions {
   readonly landingCheck?: 'everyTie' | 'targetOnly';
 }
 
+interface SkipEntry {
+  pod: PodInfo;
+  readonly strategy: Strategy;
+  reason: string;
+}
+
 const QOS_RANK: Readonly<Record<QosClass, number>> = { BestEffort: 0, Burstable: 1, Guaranteed: 2 };
 
 /** Eviction order: lower priority first, then BestEffort before Burstable before Guaranteed, then the youngest. */
@@ -115,7 +121,13 @@ export class Planner {
   /** While completesLater() looks ahead: the limits that only pace the work (see there) are lifted. */
   private lookingAhead = false;
   readonly unrepairable = new Map<string, string>();
-  private readonly skipped = new Map<string, { pod: PodInfo; strategy: Strategy; reason: string }>();
+  /** Pods refused, one entry per pod and strategy, in the order first refused (the report's order). */
+  private readonly skipped: SkipEntry[] = [];
+  /**
+   * The same entries by pod uid and strategy. Two levels rather than one `uid + strategy` key: a cycle that spends its
+   * budget early refuses thousands of pods, and a key string built per refusal was a measurable part of it.
+   */
+  private readonly skippedByPod = new Map<string, SkipEntry[]>();
   private readonly budgets: DisruptionBudgets;
   readonly limits: EvictionLimits;
   private readonly evictability: EvictabilityContext;
@@ -182,12 +194,26 @@ export class Planner {
 
   skippedList(): Array<{ pod: PodInfo; strategy: Strategy; reason: string }> {
     const moved = new Set(this.moves.map((m) => m.pod.uid));
-    return [...this.skipped.values()].filter((s) => !moved.has(s.pod.uid));
+    return this.skipped.filter((s) => !moved.has(s.pod.uid));
   }
 
   skip(pod: PodInfo, strategy: Strategy, reason: string): void {
-    const key = `${pod.uid}\u0000${strategy}`;
-    if (!this.skipped.has(key)) this.skipped.set(key, { pod, strategy, reason });
+    this.recordSkip(pod, strategy, reason, false);
+  }
+
+  /** Adds the pod's entry for the strategy; an existing one keeps its place and is replaced only with `replace`. */
+  private recordSkip(pod: PodInfo, strategy: Strategy, reason: string, replace: boolean): void {
+    const ofPod = this.skippedByPod.get(pod.uid);
+    const known = ofPod?.find((e) => e.strategy === strategy);
+    if (known === undefined) {
+      const entry: SkipEntry = { pod, strategy, reason };
+      if (ofPod === undefined) this.skippedByPod.set(pod.uid, [entry]);
+      else ofPod.push(entry);
+      this.skipped.push(entry);
+    } else if (replace) {
+      known.pod = pod;
+      known.reason = reason;
+    }
   }
 
   /** Checks every rule for evicting `pod` and simulates its replacement; does not change the state. */
@@ -340,7 +366,7 @@ export class Planner {
    */
   rollback(mark: number, why: string): void {
     for (const m of this.moves.slice(mark)) {
-      this.skipped.set(`${m.pod.uid}\u0000${m.strategy}`, { pod: m.pod, strategy: m.strategy, reason: why });
+      this.recordSkip(m.pod, m.strategy, why, true);
     }
     this.takeBack(mark);
   }
