@@ -45,7 +45,21 @@ export function isEligibleNode(input: EligibilityInput, node: NodeInfo): boolean
 /** Memoises node → domain maps: most workloads share the same eligibility, so 5,000 nodes are scanned once per kind. */
 export class EligibilityCache {
   private readonly cache = new Map<string, ReadonlyMap<string, string>>();
+  private readonly distinct = new WeakMap<ReadonlyMap<string, string>, readonly string[]>();
   constructor(private readonly nodes: readonly NodeInfo[]) {}
+
+  /**
+   * The distinct domains of a domainsByNode() map, in order of first appearance: what every group of that kind
+   * starts its counts from, without a pass over all its nodes per group (3,000 groups × 5,000 nodes at 150k pods).
+   */
+  domainsOf(domainsByNode: ReadonlyMap<string, string>): readonly string[] {
+    let list = this.distinct.get(domainsByNode);
+    if (list === undefined) {
+      list = [...new Set(domainsByNode.values())];
+      this.distinct.set(domainsByNode, list);
+    }
+    return list;
+  }
 
   /** node name → domain value, for the eligible nodes only. */
   domainsByNode(input: EligibilityInput): ReadonlyMap<string, string> {

@@ -31,7 +31,8 @@ export class PodIndex {
       this.namespaces.set(pod.namespace, ns);
     }
     ns.all.push(pod);
-    for (const key of Object.keys(pod.labels)) {
+    // for…in, not Object.keys: no array per pod (same order for a plain labels object).
+    for (const key in pod.labels) {
       let values = ns.byLabel.get(key);
       if (!values) {
         values = new Map();

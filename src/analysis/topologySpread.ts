@@ -237,7 +237,17 @@ function addPodToGroups(
     let draft = drafts.get(id);
     if (draft) draft.members.push(pod);
     else {
-      draft = { ...set.inputs[i]!, id, namespace: pod.namespace, members: [pod] };
+      const input = set.inputs[i]!;
+      // Spelled out, not spread: one object shape for every draft, built a thousand times per analysis.
+      draft = {
+        constraint: input.constraint,
+        siblingKeys: input.siblingKeys,
+        nodeAffinity: input.nodeAffinity,
+        tolerations: input.tolerations,
+        id,
+        namespace: pod.namespace,
+        members: [pod],
+      };
       drafts.set(id, draft);
     }
     if (key !== undefined) {
@@ -265,7 +275,7 @@ function workloadNames(pods: readonly PodInfo[]): string[] {
 export function measureGroup(draft: GroupDraft, index: PodIndex, eligibility: EligibilityCache): SpreadGroup {
   const domainsByNode = eligibility.domainsByNode(draft);
   const counts = new Map<string, number>();
-  for (const domain of domainsByNode.values()) counts.set(domain, 0);
+  for (const domain of eligibility.domainsOf(domainsByNode)) counts.set(domain, 0);
   const matching: PodInfo[] = [];
   for (const pod of index.select(draft.namespace, draft.constraint.selector)) {
     const domain = domainsByNode.get(pod.nodeName!);
@@ -275,7 +285,22 @@ export function measureGroup(draft: GroupDraft, index: PodIndex, eligibility: El
   }
   const { min, max } = skewBounds(counts, draft.constraint.minDomains);
   const workloads = workloadNames(draft.members);
-  return { ...draft, domainsByNode, counts, matching, min, max, skew: max - min, workloads };
+  return {
+    constraint: draft.constraint,
+    siblingKeys: draft.siblingKeys,
+    nodeAffinity: draft.nodeAffinity,
+    tolerations: draft.tolerations,
+    id: draft.id,
+    namespace: draft.namespace,
+    members: draft.members,
+    domainsByNode,
+    counts,
+    matching,
+    min,
+    max,
+    skew: max - min,
+    workloads,
+  };
 }
 
 /** The scheduler's global minimum (0 when eligible domains < minDomains) and the maximum. */

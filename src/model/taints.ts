@@ -33,7 +33,17 @@ export function taintText(taint: Taint): string {
   return taint.value === '' ? `${taint.key}:${taint.effect}` : `${taint.key}=${taint.value}:${taint.effect}`;
 }
 
-/** Canonical text of a toleration list, as a key: pods with equal text tolerate the same taints. */
+const tolerationTexts = new WeakMap<readonly Toleration[], string>();
+
+/**
+ * Canonical text of a toleration list, as a key: pods with equal text tolerate the same taints. Memoised per list:
+ * the converters intern toleration lists (replicas share one), and the planner asks for this key per candidate.
+ */
 export function tolerationsText(tolerations: readonly Toleration[]): string {
-  return tolerations.map((t) => `${t.key}|${t.operator}|${t.value}|${t.effect}`).join(';');
+  let text = tolerationTexts.get(tolerations);
+  if (text === undefined) {
+    text = tolerations.map((t) => `${t.key}|${t.operator}|${t.value}|${t.effect}`).join(';');
+    tolerationTexts.set(tolerations, text);
+  }
+  return text;
 }

@@ -39,9 +39,22 @@ export class DisruptionBudgets {
     }
   }
 
-  private pdbsOf(pod: PodInfo): PdbInfo[] {
+  /** Namespace → label set → the budgets selecting it: replicas share their labels object, and budgets never change. */
+  private readonly selecting = new Map<string, WeakMap<PodInfo['labels'], readonly PdbInfo[]>>();
+
+  private pdbsOf(pod: PodInfo): readonly PdbInfo[] {
     if (budgetsIgnored(pod)) return [];
-    return pdbsForPod(pod, this.byNamespace.get(pod.namespace) ?? []);
+    let perLabels = this.selecting.get(pod.namespace);
+    if (perLabels === undefined) {
+      perLabels = new WeakMap();
+      this.selecting.set(pod.namespace, perLabels);
+    }
+    let pdbs = perLabels.get(pod.labels);
+    if (pdbs === undefined) {
+      pdbs = pdbsForPod(pod, this.byNamespace.get(pod.namespace) ?? []);
+      perLabels.set(pod.labels, pdbs);
+    }
+    return pdbs;
   }
 
   /**

@@ -59,6 +59,12 @@ export interface PlanOptions {
   readonly landingCheck?: 'everyTie' | 'targetOnly';
 }
 
+interface SkipEntry {
+  pod: PodInfo;
+  readonly strategy: Strategy;
+  reason: string;
+}
+
 const QOS_RANK: Readonly<Record<QosClass, number>> = { BestEffort: 0, Burstable: 1, Guaranteed: 2 };
 
 /** Eviction order: lower priority first, then BestEffort before Burstable before Guaranteed, then the youngest. */
@@ -115,7 +121,13 @@ export class Planner {
   /** While completesLater() looks ahead: the limits that only pace the work (see there) are lifted. */
   private lookingAhead = false;
   readonly unrepairable = new Map<string, string>();
-  private readonly skipped = new Map<string, { pod: PodInfo; strategy: Strategy; reason: string }>();
+  /** Pods refused, one entry per pod and strategy, in the order first refused (the report's order). */
+  private readonly skipped: SkipEntry[] = [];
+  /**
+   * The same entries by pod uid and strategy. Two levels rather than one `uid + strategy` key: a cycle that spends its
+   * budget early refuses thousands of pods, and a key string built per refusal was a measurable part of it.
+   */
+  private readonly skippedByPod = new Map<string, SkipEntry[]>();
   private readonly budgets: DisruptionBudgets;
   readonly limits: EvictionLimits;
   private readonly evictability: EvictabilityContext;
@@ -182,12 +194,26 @@ export class Planner {
 
   skippedList(): Array<{ pod: PodInfo; strategy: Strategy; reason: string }> {
     const moved = new Set(this.moves.map((m) => m.pod.uid));
-    return [...this.skipped.values()].filter((s) => !moved.has(s.pod.uid));
+    return this.skipped.filter((s) => !moved.has(s.pod.uid));
   }
 
   skip(pod: PodInfo, strategy: Strategy, reason: string): void {
-    const key = `${pod.uid}\u0000${strategy}`;
-    if (!this.skipped.has(key)) this.skipped.set(key, { pod, strategy, reason });
+    this.recordSkip(pod, strategy, reason, false);
+  }
+
+  /** Adds the pod's entry for the strategy; an existing one keeps its place and is replaced only with `replace`. */
+  private recordSkip(pod: PodInfo, strategy: Strategy, reason: string, replace: boolean): void {
+    const ofPod = this.skippedByPod.get(pod.uid);
+    const known = ofPod?.find((e) => e.strategy === strategy);
+    if (known === undefined) {
+      const entry: SkipEntry = { pod, strategy, reason };
+      if (ofPod === undefined) this.skippedByPod.set(pod.uid, [entry]);
+      else ofPod.push(entry);
+      this.skipped.push(entry);
+    } else if (replace) {
+      known.pod = pod;
+      known.reason = reason;
+    }
   }
 
   /** Checks every rule for evicting `pod` and simulates its replacement; does not change the state. */
@@ -238,10 +264,11 @@ export class Planner {
       const d = dependents[0]!;
       return refuse(`the required pod affinity of ${d.namespace}/${d.name} depends on this pod`);
     }
-    const worsened = this.worsenedHardGroup(pod, from, target);
+    const worsenedHardGroup = this.hardGroupCheck(pod, from);
+    const worsened = worsenedHardGroup(target);
     if (worsened !== undefined) return placementRefusal(worsened);
     // The scheduler picks at random among the top-scored nodes: the move must be right whichever it picks.
-    const wrong = this.wrongLanding(pod, from, target, ties, rules);
+    const wrong = this.wrongLanding(pod, from, target, ties, rules, worsenedHardGroup);
     if (wrong !== undefined) return placementRefusal(wrong);
     return { ok: true, target, ties };
   }
@@ -258,6 +285,7 @@ export class Planner {
     target: NodeInfo | undefined,
     ties: readonly NodeInfo[],
     rules: AttemptRules,
+    worsenedHardGroup: (node: NodeInfo | undefined) => string | undefined,
   ): string | undefined {
     const landings =
       target === undefined ? [undefined] : this.options.landingCheck === 'targetOnly' ? [target] : [target, ...ties];
@@ -266,7 +294,7 @@ export class Planner {
     for (const node of landings) {
       const why =
         (node === undefined ? undefined : rules.helps(pod, node, from, NO_TIES)) ??
-        this.worsenedHardGroup(pod, from, node) ??
+        worsenedHardGroup(node) ??
         (node !== undefined && afterGone !== undefined && !afterGone(node)
           ? 'its inter-pod affinity would not hold there once the evicted pod is gone'
           : undefined);
@@ -287,18 +315,34 @@ export class Planner {
     return undefined;
   }
 
-  /** A hard spread group the move would push above max(its skew now, its maxSkew). */
-  private worsenedHardGroup(pod: PodInfo, from: NodeInfo, target: NodeInfo | undefined): string | undefined {
+  /**
+   * Finds, for a landing of `pod` evicted from `from`, a hard spread group the move would push above max(its skew now,
+   * its maxSkew). Built once per attempt, while the state stands still: the groups that count the pod, their limits,
+   * and the skew per landing domain, since a placement's tied nodes (hundreds of them at 150,000 pods) share a few.
+   */
+  private hardGroupCheck(pod: PodInfo, from: NodeInfo): (target: NodeInfo | undefined) => string | undefined {
+    const checks: Array<{ g: GroupState; limit: number; after: Map<string | undefined, number> }> = [];
     for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) {
       const c = g.group.constraint;
       if (c.whenUnsatisfiable !== 'DoNotSchedule') continue;
-      const before = skewTuple(g.counts, c.minDomains)[0];
-      const after = this.state.tupleAfter(g, pod, from, target)[0];
-      if (after > Math.max(before, c.maxSkew)) {
-        return `the move would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${after}`;
-      }
+      checks.push({ g, limit: Math.max(skewTuple(g.counts, c.minDomains)[0], c.maxSkew), after: new Map() });
     }
-    return undefined;
+    return (target) => {
+      for (const { g, limit, after } of checks) {
+        // The skew after the move depends on the landing's domain only (the group selects the pod).
+        const domain = target === undefined ? undefined : g.group.domainsByNode.get(target.name);
+        let skew = after.get(domain);
+        if (skew === undefined) {
+          skew = this.state.tupleAfter(g, pod, from, target)[0];
+          after.set(domain, skew);
+        }
+        if (skew > limit) {
+          const c = g.group.constraint;
+          return `the move would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${skew}`;
+        }
+      }
+      return undefined;
+    };
   }
 
   commit(pod: PodInfo, landing: Landing, strategy: Strategy, reason: string, spreadKey?: string): void {
@@ -322,7 +366,7 @@ export class Planner {
    */
   rollback(mark: number, why: string): void {
     for (const m of this.moves.slice(mark)) {
-      this.skipped.set(`${m.pod.uid}\u0000${m.strategy}`, { pod: m.pod, strategy: m.strategy, reason: why });
+      this.recordSkip(m.pod, m.strategy, why, true);
     }
     this.takeBack(mark);
   }

@@ -42,7 +42,18 @@ export interface Placed {
   readonly node: NodeInfo;
 }
 
+/** Term → its key, for terms of the owner's own namespace (namespace, key): replicas share their terms' objects. */
+const termKeys = new WeakMap<PodAffinityTerm, { readonly namespace: string; readonly key: string }>();
+
 function termKey(term: PodAffinityTerm, owner: PodInfo): string {
+  const known = termKeys.get(term);
+  if (known !== undefined && known.namespace === owner.namespace) return known.key;
+  const key = buildTermKey(term, owner);
+  termKeys.set(term, { namespace: owner.namespace, key });
+  return key;
+}
+
+function buildTermKey(term: PodAffinityTerm, owner: PodInfo): string {
   const ns =
     term.namespaces.length === 0 && term.namespaceSelector === undefined ? owner.namespace : term.namespaces.join(',');
   const nsSel = term.namespaceSelector ? selectorText(term.namespaceSelector) : '-';
@@ -67,9 +78,17 @@ export interface AntiAffinityCheck {
 
 /** Existing pods' anti-affinity terms of one kind, counted per domain of their owners. */
 interface AntiTermGroup {
+  readonly key: string;
+  /** Creation order: checks are reported in it, whichever index found them. */
+  readonly seq: number;
   readonly term: PodAffinityTerm;
   readonly owner: PodInfo;
   readonly perDomain: Map<string, number>;
+}
+
+/** Whether a term selects pods of its owner's namespace only (no namespaces list, no namespaceSelector). */
+function ownNamespaceOnly(term: PodAffinityTerm): boolean {
+  return term.namespaces.length === 0 && term.namespaceSelector === undefined;
 }
 
 export class ClusterState {
@@ -83,12 +102,22 @@ export class ClusterState {
   private readonly location = new Map<string, string>();
   private readonly groupStates = new Map<string, GroupState>();
   private readonly groupsByNamespace = new Map<string, GroupState[]>();
-  private readonly memberGroups = new Map<string, GroupState[]>();
+  /** Namespace → member uid → its groups, built for a namespace when a pod of it is first placed. */
+  private readonly memberGroups = new Map<string, ReadonlyMap<string, readonly GroupState[]>>();
   private readonly selectingCache = new Map<string, WeakMap<Labels, GroupState[]>>();
   private readonly termCounts = new Map<string, TermCounts>();
   private readonly antiGroups = new Map<string, AntiTermGroup>();
+  /**
+   * The same groups indexed for antiAffinityAgainst(): those whose term selects its owner's namespace only, by that
+   * namespace, and the others. A placement checks its namespace's few instead of every anti-affinity term kind of
+   * the cluster (600 at 150,000 pods, several times per placement).
+   */
+  private readonly antiByNamespace = new Map<string, AntiTermGroup[]>();
+  private readonly antiAcrossNamespaces: AntiTermGroup[] = [];
   private readonly affinityOwners: Placed[] = [];
   private readonly added: Placed[] = [];
+  /** The same replacements by namespace: what a term of its owner's namespace can select (see addedSelectable). */
+  private readonly addedByNamespace = new Map<string, Placed[]>();
   /** Bumped by every change, so results that depend on which pods are live can be memoised between changes. */
   private version = 0;
   private readonly allTermsMemo = new Map<string, { version: number; placed: Placed[] }>();
@@ -118,9 +147,10 @@ export class ClusterState {
       const state: GroupState = { group, counts: new Map(group.counts) };
       this.groupStates.set(group.id, state);
       pushTo(this.groupsByNamespace, group.namespace, state);
-      for (const member of group.members) pushTo(this.memberGroups, member.uid, state);
     }
     for (const pod of analysis.snapshot.pods) {
+      // Most pods have no inter-pod terms and are not terminating: nothing below is about them.
+      if (!pod.terminating && !hasInterPodTerms(pod)) continue;
       if (!this.isPresent(pod)) continue;
       if (pod.terminating) this.terminatingPods.push(pod);
       const node = this.nodes.get(pod.nodeName!)!;
@@ -167,8 +197,18 @@ export class ClusterState {
 
   /** The group's domain of every node, aligned with nodeList (undefined: not an eligible domain). */
   nodeDomains(g: GroupState): readonly (string | undefined)[] {
-    return this.memo(`domains\u0000${g.group.id}`, () => this.nodeList.map((n) => g.group.domainsByNode.get(n.name)));
+    // Keyed by the domain map, which the analysis shares between the groups of one eligibility (most of them): one
+    // array per kind of group rather than one per group, and no key string built per placement.
+    const byNode = g.group.domainsByNode;
+    let domains = this.domainArrays.get(byNode);
+    if (domains === undefined) {
+      domains = this.nodeList.map((n) => byNode.get(n.name));
+      this.domainArrays.set(byNode, domains);
+    }
+    return domains;
   }
+
+  private readonly domainArrays = new WeakMap<ReadonlyMap<string, string>, readonly (string | undefined)[]>();
 
   replacements(): readonly Placed[] {
     return this.added;
@@ -201,7 +241,23 @@ export class ClusterState {
 
   /** The groups whose constraint the pod carries (its replacement is scheduled under them). */
   groupsOfMember(pod: PodInfo): readonly GroupState[] {
-    return this.memberGroups.get(pod.uid) ?? [];
+    let members = this.memberGroups.get(pod.namespace);
+    if (members === undefined) {
+      // Per namespace and on demand: a cycle places replacements in a few namespaces, and indexing every pod of the
+      // cluster up front cost more than all of them (150,000 uids). A group's members are all of its namespace.
+      const built = new Map<string, readonly GroupState[]>();
+      for (const state of this.groupsByNamespace.get(pod.namespace) ?? []) {
+        // Most pods are members of one group: they share its one-element list rather than an array each.
+        const alone: readonly GroupState[] = [state];
+        for (const member of state.group.members) {
+          const list = built.get(member.uid);
+          built.set(member.uid, list === undefined ? alone : [...list, state]);
+        }
+      }
+      this.memberGroups.set(pod.namespace, built);
+      members = built;
+    }
+    return members.get(pod.uid) ?? [];
   }
 
   /** The groups that count a pod with these labels in this namespace. */
@@ -259,10 +315,19 @@ export class ClusterState {
       for (const pod of this.terminatingPods) {
         if (this.isPresent(pod) && this.termMatches(term, owner, pod)) bumpTerm(tc, this.nodeOf(pod)!, 1);
       }
-      for (const r of this.added) if (this.termMatches(term, owner, r.pod)) bumpTerm(tc, r.node, 1);
+      for (const r of this.addedSelectable(term, owner))
+        if (this.termMatches(term, owner, r.pod)) bumpTerm(tc, r.node, 1);
       this.termCounts.set(key, tc);
     }
     return tc;
+  }
+
+  /**
+   * The replacements a term may select: those of its owner's namespace when it selects only there, else all. Exact,
+   * and it keeps their order: building a term's counts no longer scans every replacement of the plan (thousands).
+   */
+  private addedSelectable(term: PodAffinityTerm, owner: PodInfo): readonly Placed[] {
+    return ownNamespaceOnly(term) ? (this.addedByNamespace.get(owner.namespace) ?? []) : this.added;
   }
 
   termMatches(term: PodAffinityTerm, owner: PodInfo, pod: PodInfo): boolean {
@@ -278,10 +343,10 @@ export class ClusterState {
    */
   antiAffinityAgainst(pod: PodInfo, evicted: Placed | undefined): AntiAffinityCheck[] {
     const out: AntiAffinityCheck[] = [];
-    for (const [key, g] of this.antiGroups) {
+    for (const g of inCreationOrder(this.antiByNamespace.get(pod.namespace) ?? [], this.antiAcrossNamespaces)) {
       if (!this.termMatches(g.term, g.owner, pod)) continue;
       let exceptDomain: string | undefined;
-      if (evicted && evicted.pod.podAntiAffinity.some((t) => termKey(t, evicted.pod) === key)) {
+      if (evicted && evicted.pod.podAntiAffinity.some((t) => termKey(t, evicted.pod) === g.key)) {
         exceptDomain = labelValue(evicted.node.labels, g.term.topologyKey);
       }
       out.push({ term: g.term, perDomain: g.perDomain, exceptDomain });
@@ -310,7 +375,7 @@ export class ClusterState {
       }
     }
     for (const pod of this.terminatingPods) if (matchesAll(pod)) out.push({ pod, node: this.nodeOf(pod)! });
-    for (const r of this.added) if (matchesAll(r.pod)) out.push(r);
+    for (const r of this.addedSelectable(first, owner)) if (matchesAll(r.pod)) out.push(r);
     this.allTermsMemo.set(key, { version: this.version, placed: out });
     return out;
   }
@@ -344,8 +409,10 @@ export class ClusterState {
     const key = termKey(term, owner);
     let g = this.antiGroups.get(key);
     if (!g) {
-      g = { term, owner, perDomain: new Map() };
+      g = { key, seq: this.antiGroups.size, term, owner, perDomain: new Map() };
       this.antiGroups.set(key, g);
+      if (ownNamespaceOnly(term)) pushTo(this.antiByNamespace, owner.namespace, g);
+      else this.antiAcrossNamespaces.push(g);
     }
     g.perDomain.set(domain, (g.perDomain.get(domain) ?? 0) + delta);
   }
@@ -361,8 +428,8 @@ export class ClusterState {
   private addScoreTerms(pod: PodInfo, node: NodeInfo, sign: 1 | -1): void {
     const hard = this.profile.hardPodAffinityWeight ?? 1;
     if (hard > 0) for (const term of pod.podAffinity) this.addScoreTerm(term, pod, node, sign * hard);
-    for (const p of pod.preferredPodAffinity ?? []) this.addScoreTerm(p.term, pod, node, sign * p.weight);
-    for (const p of pod.preferredPodAntiAffinity ?? []) this.addScoreTerm(p.term, pod, node, -sign * p.weight);
+    for (const p of pod.preferredPodAffinity ?? NO_WEIGHTED) this.addScoreTerm(p.term, pod, node, sign * p.weight);
+    for (const p of pod.preferredPodAntiAffinity ?? NO_WEIGHTED) this.addScoreTerm(p.term, pod, node, -sign * p.weight);
   }
 
   private addScoreTerm(term: PodAffinityTerm, owner: PodInfo, node: NodeInfo, weight: number): void {
@@ -393,8 +460,8 @@ export class ClusterState {
     for (const pod of this.analysis.index.select(namespace, selector)) {
       if (this.isLive(pod) && !this.location.has(pod.uid)) bump(this.nodeOf(pod));
     }
-    for (const r of this.added) {
-      if (r.pod.namespace === namespace && matchesSelector(selector, r.pod.labels)) bump(r.node);
+    for (const r of this.addedByNamespace.get(namespace) ?? []) {
+      if (matchesSelector(selector, r.pod.labels)) bump(r.node);
     }
     if (this.perNodeMemo.size > 4096) this.perNodeMemo.clear();
     this.perNodeMemo.set(key, { version: this.version, counts });
@@ -472,6 +539,7 @@ export class ClusterState {
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, -1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, -1);
     this.addScoreTerms(pod, node, -1);
+    this.addedByNamespace.get(pod.namespace)?.pop();
     const last = this.added.pop();
     if (last?.pod !== pod) throw new Error('ClusterState.uncommit: undos must reverse the order of commits');
     if (pod.podAffinity.length > 0) this.affinityOwners.pop();
@@ -492,6 +560,7 @@ export class ClusterState {
     const placed = { pod, node };
     if (pod.podAffinity.length > 0) this.affinityOwners.push(placed);
     this.added.push(placed);
+    pushTo(this.addedByNamespace, pod.namespace, placed);
   }
 }
 
@@ -517,6 +586,31 @@ export interface ImageStates {
   readonly nodesWith: ReadonlyMap<string, number>;
   /** Whether any node reports images (when none does, ImageLocality scores every node 0). */
   readonly any: boolean;
+}
+
+const NO_WEIGHTED: NonNullable<PodInfo['preferredPodAffinity']> = [];
+
+function hasInterPodTerms(pod: PodInfo): boolean {
+  return (
+    pod.podAntiAffinity.length > 0 ||
+    pod.podAffinity.length > 0 ||
+    (pod.preferredPodAffinity?.length ?? 0) > 0 ||
+    (pod.preferredPodAntiAffinity?.length ?? 0) > 0
+  );
+}
+
+/** Two lists of anti-affinity groups, each in creation order, merged in that order. */
+function inCreationOrder(a: readonly AntiTermGroup[], b: readonly AntiTermGroup[]): readonly AntiTermGroup[] {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out: AntiTermGroup[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]!.seq < b[j]!.seq)) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  return out;
 }
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
