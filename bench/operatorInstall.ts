@@ -57,11 +57,18 @@ export function prepareOperator(kind: OperatorInstall, work: string, nodeArgs: r
       const tarball = npm(['pack', '--pack-destination', work], root).trim().split('\n').pop()!;
       const prefix = join(work, 'prefix');
       npm(['install', '--global', '--prefix', prefix, join(work, tarball)], work);
-      if (nodeArgs.length > 0) throw new Error('BENCH_OPERATOR_NODE_ARGS cannot be given with the npm install');
+      const description = `npm install of kube-rebalancer ${version} (the packed tarball)`;
+      // With Node.js options (BENCH_OPERATOR_NODE_ARGS), the installed entry point is run by node with them.
+      if (nodeArgs.length > 0)
+        return {
+          command: process.execPath,
+          args: [...nodeArgs, join(prefix, 'lib/node_modules/kube-rebalancer/dist/src/cli/main.js')],
+          description: `${description}, node ${nodeArgs.join(' ')}`,
+        };
       return {
         command: join(prefix, 'bin', 'kube-rebalancer'),
         args: [],
-        description: `npm install of kube-rebalancer ${version} (the packed tarball), its bin, no Node.js options`,
+        description: `${description}, its bin, no Node.js options`,
       };
     }
   }

@@ -8,10 +8,12 @@
 // pauseUntil() holds every request until an instant (the server's Retry-After on a throttling 429), including those
 // already waiting.
 // Two priorities share the one bucket: a 'low' request (an Event) is granted only when no 'normal' request is
-// waiting and the bucket holds more than half its burst, so recording what happened never delays an eviction, a
-// status write or a Lease renewal. Events go out in the gaps (pacing leaves many) and after a busy run, and never
-// empty the bucket: evictions that become due together (replacements turning Ready at once) still find half the
-// burst, instead of one token every 1/qps behind the Events sent while they waited.
+// waiting and the bucket is full, so recording what happened never takes a token an eviction, a status write or a
+// Lease renewal could use: a full bucket would discard its next refill anyway. Events go out in the gaps longer than
+// the bucket takes to fill (pacing leaves some) and after a busy run; evictions that become due together
+// (replacements turning Ready at once) find the whole burst less at most one token. Measured on the 10,000-pod
+// real-control-plane bench, a reserve of half the burst was not enough: every Event sent during the run cost the
+// evictions one token, 1/qps seconds each (bench/RESULTS.md, issue 22).
 import type { Clock } from '../clock.js';
 
 export interface RateLimiterOptions {
@@ -64,8 +66,8 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   let count = 0;
   const queue: Waiter[] = [];
   const lowQueue: Waiter[] = [];
-  /** Tokens a low request must leave in the bucket (none with a burst of 1: Events would never go out). */
-  const lowReserve = Math.floor(burst / 2);
+  /** Tokens a low request needs in the bucket: all of them (taking one leaves burst − 1, refilled in 1/qps). */
+  const lowNeeds = burst;
   let timer: AbortController | undefined;
 
   function refill(now: number): void {
@@ -81,7 +83,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
       const from = queue.length > 0 ? queue : lowQueue;
       const head = from[0];
       if (head === undefined) return;
-      const needed = from === lowQueue ? 1 + lowReserve : 1;
+      const needed = from === lowQueue ? lowNeeds : 1;
       const now = clock.now();
       refill(now);
       if (now >= notBefore && tokens >= needed) {

@@ -61,35 +61,35 @@ describe('rate limiter', () => {
     expect(limiter.granted()).toBe(4);
   });
 
-  it('a low-priority request leaves half the burst in the bucket for the normal ones', async () => {
+  it('a low-priority request takes a token only from a full bucket, so the normal ones find the whole burst', async () => {
     const clock = new ManualClock();
     const limiter = createRateLimiter({ qps: 10, burst: 4, clock });
     const times: Array<[string, number]> = [];
     const start = clock.now();
-    const events = [1, 2, 3, 4].map((i) =>
+    const events = [1, 2, 3].map((i) =>
       limiter.acquire(undefined, 'low').then(() => void times.push([`event-${i}`, clock.now() - start])),
     );
-    // The Events may take the bucket from 4 down to 2, no further; the next one waits for the bucket to refill to 3.
+    // One Event from the full bucket (4 → 3); the next waits for it to be full again.
     await clock.advance(0);
-    expect(times).toEqual([
-      ['event-1', 0],
-      ['event-2', 0],
-    ]);
-    // Two evictions due at once find the two tokens the Events left: neither waits.
-    const evictions = [1, 2].map((i) =>
+    expect(times).toEqual([['event-1', 0]]);
+    // Four evictions due at once find three tokens at once and the fourth after one refill (100 ms).
+    const evictions = [1, 2, 3, 4].map((i) =>
       limiter.acquire().then(() => void times.push([`evict-${i}`, clock.now() - start])),
     );
     await clock.advance(0);
-    expect(times.slice(2)).toEqual([
+    expect(times.slice(1)).toEqual([
       ['evict-1', 0],
       ['evict-2', 0],
+      ['evict-3', 0],
     ]);
-    // From an empty bucket, an Event waits for 3 tokens: 300 ms, then one more refill per Event after it.
+    // From then on an Event waits until the bucket holds all 4 tokens again: 400 ms after the empty bucket at 100 ms,
+    // then one refill (100 ms) per Event after it.
     await clock.advance(1000);
     await Promise.all([...events, ...evictions]);
     expect(times.slice(4)).toEqual([
-      ['event-3', 300],
-      ['event-4', 400],
+      ['evict-4', 100],
+      ['event-2', 500],
+      ['event-3', 600],
     ]);
   });
 
