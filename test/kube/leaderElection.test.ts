@@ -74,15 +74,21 @@ function elector(leases: FakeLeases, clock: ManualClock, identity: string) {
   });
 }
 
+/** Replicas a and b on one Lease, a started first (so it creates the Lease and leads), b started after. */
+async function twoReplicas() {
+  const clock = new ManualClock();
+  const leases = new FakeLeases();
+  const a = elector(leases, clock, 'a');
+  const b = elector(leases, clock, 'b');
+  a.start();
+  await flush();
+  b.start();
+  return { clock, leases, a, b };
+}
+
 describe('leader election', () => {
   it('the first candidate creates the Lease and leads; the other follows while it is renewed', async () => {
-    const clock = new ManualClock();
-    const leases = new FakeLeases();
-    const a = elector(leases, clock, 'a');
-    const b = elector(leases, clock, 'b');
-    a.start();
-    await flush();
-    b.start();
+    const { clock, leases, a, b } = await twoReplicas();
     await clock.advance(10_000);
     expect(a.isLeader()).toBe(true);
     expect(b.isLeader()).toBe(false);
@@ -93,13 +99,7 @@ describe('leader election', () => {
   });
 
   it('a leader that cannot renew stops leading at its renew deadline, before anyone may take over', async () => {
-    const clock = new ManualClock();
-    const leases = new FakeLeases();
-    const a = elector(leases, clock, 'a');
-    const b = elector(leases, clock, 'b');
-    a.start();
-    await flush();
-    b.start();
+    const { clock, leases, a, b } = await twoReplicas();
     await clock.advance(1000);
     expect(a.isLeader()).toBe(true);
     leases.partitioned.add('a');
@@ -191,13 +191,7 @@ describe('leader election', () => {
   });
 
   it('release on shutdown empties the holder so the follower takes over at its next retry', async () => {
-    const clock = new ManualClock();
-    const leases = new FakeLeases();
-    const a = elector(leases, clock, 'a');
-    const b = elector(leases, clock, 'b');
-    a.start();
-    await flush();
-    b.start();
+    const { clock, leases, a, b } = await twoReplicas();
     await clock.advance(1000);
     await a.stop(true);
     expect(a.isLeader()).toBe(false);
@@ -211,13 +205,7 @@ describe('leader election', () => {
     ['forward', 3_600_000],
     ['backward', -3_600_000],
   ])('a wall-clock step of 1 h %s changes neither who leads nor when a follower may take over', async (_, step) => {
-    const clock = new ManualClock();
-    const leases = new FakeLeases();
-    const a = elector(leases, clock, 'a');
-    const b = elector(leases, clock, 'b');
-    a.start();
-    await flush();
-    b.start();
+    const { clock, leases, a, b } = await twoReplicas();
     await clock.advance(1000);
     clock.jumpWall(step);
     await clock.advance(10_000);
