@@ -66,8 +66,6 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   let count = 0;
   const queue: Waiter[] = [];
   const lowQueue: Waiter[] = [];
-  /** Tokens a low request needs in the bucket: all of them (taking one leaves burst − 1, refilled in 1/qps). */
-  const lowNeeds = burst;
   let timer: AbortController | undefined;
 
   function refill(now: number): void {
@@ -83,7 +81,8 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
       const from = queue.length > 0 ? queue : lowQueue;
       const head = from[0];
       if (head === undefined) return;
-      const needed = from === lowQueue ? lowNeeds : 1;
+      // A low request needs a full bucket (taking one token leaves burst − 1, refilled in 1/qps).
+      const needed = from === lowQueue ? burst : 1;
       const now = clock.now();
       refill(now);
       if (now >= notBefore && tokens >= needed) {
