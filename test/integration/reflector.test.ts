@@ -14,14 +14,7 @@ import { createKubeClients, type KubeClients } from '../../src/kube/kubeClient.j
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
 import { controlPlaneAvailable, startControlPlane, type ControlPlane } from '../controlplane/index.js';
 import { captureLogger } from '../operator/fakes.js';
-
-async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { waitFor } from './cluster.js';
 
 describe.skipIf(!controlPlaneAvailable())('the reflector against the real API server', () => {
   let cp: ControlPlane;
