@@ -596,3 +596,23 @@ export async function eventsFor(c: Cluster, namespace: string, kind: string, rea
   const list = await c.core.listNamespacedEvent({ namespace });
   return list.items.filter((e) => e.involvedObject.kind === kind && (reason === undefined || e.reason === reason));
 }
+
+/**
+ * The Events as soon as `done` holds for them, or as they are after `timeoutMs` (the caller's assertion then says
+ * what is missing). The operator sends Events in the background, at low priority: only from a full API token bucket.
+ */
+export async function eventsWhen(
+  c: Cluster,
+  namespace: string,
+  kind: string,
+  reason: string,
+  done: (events: k8s.CoreV1Event[]) => boolean,
+  timeoutMs = 15_000,
+): Promise<k8s.CoreV1Event[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = await eventsFor(c, namespace, kind, reason);
+    if (done(events) || Date.now() > deadline) return events;
+    await sleep(200);
+  }
+}

@@ -20,7 +20,7 @@ import { CHART_DEFAULT, README_EXAMPLES } from '../fixtures/descheduler/examples
 import {
   createDeployment,
   createPolicy,
-  eventsFor,
+  eventsWhen,
   evictionRequests,
   installManifests,
   isDryRun,
@@ -162,7 +162,7 @@ describe.skipIf(!controlPlaneAvailable())('housekeeping strategies on the real c
     expect(workers.map((p) => p.status?.phase)).toEqual(['Running']);
 
     // The Events name the strategy and the figure behind each eviction.
-    const events = await eventsFor(c, NS, 'Pod', 'RebalanceEviction');
+    const events = await eventsWhen(c, NS, 'Pod', 'RebalanceEviction', (e) => e.length >= evictions.length);
     const messages = events.map((e) => `${e.involvedObject.name}: ${e.message}`);
     expect(messages).toEqual(
       expect.arrayContaining([

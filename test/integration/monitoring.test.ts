@@ -28,7 +28,7 @@ import {
   createDeployment,
   createPolicy,
   ensureNamespace,
-  eventsFor,
+  eventsWhen,
   evictionRequests,
   installManifests,
   isDryRun,
@@ -304,7 +304,9 @@ describe.skipIf(!controlPlaneAvailable())('monitoring: a real Prometheus scrapes
     const cycles = op.logs().filter((l) => l['policy'] === 'mon' && String(l['msg']).startsWith('cycle finished'));
     expect(cycles.length).toBeGreaterThan(1);
     const firstFinished = Number(cycles[0]!['time']);
-    const events = await eventsFor(c, 'default', 'RebalancePolicy', 'RebalanceCompleted');
+    const events = await eventsWhen(c, 'default', 'RebalancePolicy', 'RebalanceCompleted', (e) =>
+      e.some((event) => event.involvedObject.name === 'mon'),
+    );
     const ours = events.filter((e) => e.involvedObject.name === 'mon');
     expect(ours).toHaveLength(1);
     expect(new Date(ours[0]!.firstTimestamp!).getTime()).toBeLessThanOrEqual(firstFinished + 4_000);
