@@ -68,10 +68,10 @@ function dynamicProblem(ctx: PlacementContext, node: NodeInfo, index: number): s
  * Simulates scheduling a replacement of `pod` (same spec and labels) after `evicted` was evicted: the filters, then
  * the scores over the feasible nodes. `node` is the first by name of the top-scored nodes, `ties` the others.
  *
- * In a cluster of more than 100 nodes the scheduler filters only until it has feasibleNodesToFind() nodes, walking
- * its zone-interleaved node list from where its previous pod stopped, and scores those. Where it starts is not
- * knowable here, so the walk starts at the first node: the prediction is the best of a sample of the same size that
- * covers every zone, and the ties are ties within it (see the README, "Landing prediction").
+ * In a cluster of more than 100 nodes the scheduler filters only until it has feasibleNodesToFind() feasible nodes,
+ * walking its zone-interleaved node list from where its previous pod stopped, and scores those. Where it starts is
+ * not observable, so the prediction is every node that has the top score in some window the scheduler may score
+ * (framework/windows.ts): `node` and `ties` are all the possible landings (see the README, "Landing prediction").
  */
 export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Placed | undefined): PlacementResult {
   const admitting = staticallyAdmitting(state, pod);
@@ -110,19 +110,25 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
   const nodes = state.nodeList;
   const filters = ctx.filters;
   let n = 0;
-  for (let k = 0; k < admitting.length && n < enough; k++) {
+  for (let k = 0; k < admitting.length; k++) {
     const index = admitting[k]!;
     if (Framework.filter(filters, nodes[index]!, index) === undefined) feasible[n++] = index;
   }
   if (n === 0) return { node: undefined, ties: NO_TIES, reason: undefined };
   // One feasible node: the scheduler skips scoring.
   if (n === 1) return { node: state.nodeList[feasible[0]!]!, ties: NO_TIES, reason: undefined };
-  const totals = totalsBuffer;
-  frameworkFor(state.profile).score(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), totals);
-  let top = -Infinity;
-  for (let k = 0; k < n; k++) if (totals[k]! > top) top = totals[k]!;
+  const framework = frameworkFor(state.profile);
   const best: NodeInfo[] = [];
-  for (let k = 0; k < n; k++) if (totals[k] === top) best.push(state.nodeList[feasible[k]!]!);
+  if (n > enough) {
+    const winners = framework.windowWinners(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), enough);
+    for (let k = 0; k < n; k++) if (winners[k]) best.push(nodes[feasible[k]!]!);
+  } else {
+    const totals = totalsBuffer;
+    framework.score(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), totals);
+    let top = -Infinity;
+    for (let k = 0; k < n; k++) if (totals[k]! > top) top = totals[k]!;
+    for (let k = 0; k < n; k++) if (totals[k] === top) best.push(nodes[feasible[k]!]!);
+  }
   if (best.length > 1) best.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { node: best[0], ties: best.length > 1 ? best.slice(1) : NO_TIES, reason: undefined };
 }

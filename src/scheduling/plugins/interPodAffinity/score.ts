@@ -75,11 +75,13 @@ export const interPodAffinityScore: ScorePlugin = {
   preScore: ({ state, pod, evicted }) => {
     const topology = topologyScores(state, pod, evicted.gone);
     if (topology.size === 0) return undefined;
+    const score = (feasible: Int32Array, out: Float64Array): void => {
+      for (let k = 0; k < feasible.length; k++) out[k] = interPodRaw(topology, state.nodeList[feasible[k]!]!);
+    };
     return {
-      score(feasible, out) {
-        for (let k = 0; k < feasible.length; k++) out[k] = interPodRaw(topology, state.nodeList[feasible[k]!]!);
-      },
+      score,
       normalize: minMaxNormalize,
+      windowed: { scaling: 'minMax', raw: (feasible, _param, out) => score(feasible, out) },
     };
   },
 };

@@ -12,13 +12,15 @@ export function nodeAffinityRaw(pod: PodInfo, node: NodeInfo): number {
 
 export const nodeAffinityScore: ScorePlugin = {
   name: 'NodeAffinity',
-  preScore: ({ state, pod }) =>
-    pod.preferredNodeAffinity.length === 0
-      ? undefined
-      : {
-          score(feasible, out) {
-            for (let k = 0; k < feasible.length; k++) out[k] = nodeAffinityRaw(pod, state.nodeList[feasible[k]!]!);
-          },
-          normalize: (scores, n) => defaultNormalize(scores, n, false),
-        },
+  preScore: ({ state, pod }) => {
+    if (pod.preferredNodeAffinity.length === 0) return undefined;
+    const score = (feasible: Int32Array, out: Float64Array): void => {
+      for (let k = 0; k < feasible.length; k++) out[k] = nodeAffinityRaw(pod, state.nodeList[feasible[k]!]!);
+    };
+    return {
+      score,
+      normalize: (scores, n) => defaultNormalize(scores, n, false),
+      windowed: { scaling: 'max', raw: (feasible, _param, out) => score(feasible, out) },
+    };
+  },
 };
