@@ -19,12 +19,16 @@ let plugin = new Float64Array(256);
 
 export class Framework {
   private readonly weighted: ReadonlyArray<{ readonly plugin: ScorePlugin; readonly weight: number }>;
+  private readonly filters: readonly FilterPlugin[];
 
   constructor(
     readonly profile: SchedulerProfile,
-    private readonly filters: readonly FilterPlugin[],
+    filters: readonly FilterPlugin[],
     scores: readonly ScorePlugin[],
   ) {
+    // A filter the profile disables is not applied (a disabled score plugin has no weight).
+    const disabled = profile.disabledFilters ?? [];
+    this.filters = filters.filter((p) => !disabled.includes(p.name));
     // A weight of 0 cannot happen in a parsed profile (0 reads as 1); absent means disabled.
     this.weighted = scores.flatMap((p) => {
       const weight = profile.scoreWeights[p.name];
