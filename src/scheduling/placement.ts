@@ -11,8 +11,11 @@
 // terminating pods), while PodTopologySpread skips it. If no node is feasible while it terminates, the scheduler
 // retries once it is deleted (the deletion requeues the pending pod), so the placement is then made with it gone.
 import { nodeAdmitsPod } from '../model/admission.js';
-import { tolerationsText } from '../model/taints.js';
+import { matchesRequiredNodeAffinity } from '../model/nodeAffinity.js';
+import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint, isTolerated, tolerationsText } from '../model/taints.js';
 import { volumeKey, volumesReachable } from '../model/volumes.js';
+import type { Taint } from '../model/types.js';
+import type { SchedulerProfile } from './profile.js';
 import type { NodeInfo, PodInfo } from '../model/types.js';
 import type { ClusterState, Placed } from './clusterState.js';
 import type { EvictedView, PlacementInput } from './framework/interface.js';
@@ -29,14 +32,40 @@ export interface PlacementResult {
   readonly reason: string | undefined;
 }
 
+const UNSCHEDULABLE_TAINT: Taint = { key: 'node.kubernetes.io/unschedulable', value: '', effect: 'NoSchedule' };
+const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', value: '', effect: 'NoSchedule' };
+
+/**
+ * The filters that depend only on the pod's spec and the node: NodeUnschedulable, TaintToleration (the node lifecycle
+ * controller's not-ready taint included), NodeAffinity (with the profile's addedAffinity) and VolumeBinding (a bound
+ * volume's node affinity), each unless the profile disables it.
+ */
+function admits(profile: SchedulerProfile, pod: PodInfo, node: NodeInfo): boolean {
+  const disabled = profile.disabledFilters;
+  const added = profile.addedAffinity?.required;
+  if (disabled === undefined && added === undefined) return nodeAdmitsPod(pod, node) && volumesReachable(pod, node);
+  const on = (name: string): boolean => disabled === undefined || !disabled.includes(name);
+  if (on('NodeUnschedulable') && node.unschedulable && !isTolerated(UNSCHEDULABLE_TAINT, pod.tolerations)) {
+    return false;
+  }
+  if (on('TaintToleration')) {
+    if (!node.ready && !isTolerated(NOT_READY_TAINT, pod.tolerations)) return false;
+    if (findUntoleratedTaint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) !== undefined) return false;
+  }
+  if (on('NodeAffinity')) {
+    if (!matchesRequiredNodeAffinity(pod.requiredNodeAffinity, node)) return false;
+    if (added !== undefined && !matchesRequiredNodeAffinity(added, node)) return false;
+  }
+  return !on('VolumeBinding') || volumesReachable(pod, node);
+}
+
 /** Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec. */
 export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly number[] {
   const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
   return state.memo(key, () => {
     const out: number[] = [];
     for (const i of zoneInterleaved(state)) {
-      const node = state.nodeList[i]!;
-      if (nodeAdmitsPod(pod, node) && volumesReachable(pod, node)) out.push(i);
+      if (admits(state.profile, pod, state.nodeList[i]!)) out.push(i);
     }
     return out;
   });
@@ -68,10 +97,10 @@ function dynamicProblem(ctx: PlacementContext, node: NodeInfo, index: number): s
  * Simulates scheduling a replacement of `pod` (same spec and labels) after `evicted` was evicted: the filters, then
  * the scores over the feasible nodes. `node` is the first by name of the top-scored nodes, `ties` the others.
  *
- * In a cluster of more than 100 nodes the scheduler filters only until it has feasibleNodesToFind() nodes, walking
- * its zone-interleaved node list from where its previous pod stopped, and scores those. Where it starts is not
- * knowable here, so the walk starts at the first node: the prediction is the best of a sample of the same size that
- * covers every zone, and the ties are ties within it (see the README, "Landing prediction").
+ * In a cluster of more than 100 nodes the scheduler filters only until it has feasibleNodesToFind() feasible nodes,
+ * walking its zone-interleaved node list from where its previous pod stopped, and scores those. Where it starts is
+ * not observable, so the prediction is every node that has the top score in some window the scheduler may score
+ * (framework/windows.ts): `node` and `ties` are all the possible landings (see the README, "Landing prediction").
  */
 export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Placed | undefined): PlacementResult {
   const admitting = staticallyAdmitting(state, pod);
@@ -110,19 +139,25 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
   const nodes = state.nodeList;
   const filters = ctx.filters;
   let n = 0;
-  for (let k = 0; k < admitting.length && n < enough; k++) {
+  for (let k = 0; k < admitting.length; k++) {
     const index = admitting[k]!;
     if (Framework.filter(filters, nodes[index]!, index) === undefined) feasible[n++] = index;
   }
   if (n === 0) return { node: undefined, ties: NO_TIES, reason: undefined };
   // One feasible node: the scheduler skips scoring.
   if (n === 1) return { node: state.nodeList[feasible[0]!]!, ties: NO_TIES, reason: undefined };
-  const totals = totalsBuffer;
-  frameworkFor(state.profile).score(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), totals);
-  let top = -Infinity;
-  for (let k = 0; k < n; k++) if (totals[k]! > top) top = totals[k]!;
+  const framework = frameworkFor(state.profile);
   const best: NodeInfo[] = [];
-  for (let k = 0; k < n; k++) if (totals[k] === top) best.push(state.nodeList[feasible[k]!]!);
+  if (n > enough) {
+    const winners = framework.windowWinners(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), enough);
+    for (let k = 0; k < n; k++) if (winners[k]) best.push(nodes[feasible[k]!]!);
+  } else {
+    const totals = totalsBuffer;
+    framework.score(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), totals);
+    let top = -Infinity;
+    for (let k = 0; k < n; k++) if (totals[k]! > top) top = totals[k]!;
+    for (let k = 0; k < n; k++) if (totals[k] === top) best.push(nodes[feasible[k]!]!);
+  }
   if (best.length > 1) best.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { node: best[0], ties: best.length > 1 ? best.slice(1) : NO_TIES, reason: undefined };
 }
@@ -175,7 +210,7 @@ export function placementCheck(
   const ctx = buildContext(state, pod, evicted, false, scope === 'all' ? undefined : 'InterPodAffinity');
   return (node) => {
     const index = state.nodeIndex.get(node.name);
-    if (index === undefined || !nodeAdmitsPod(pod, node) || !volumesReachable(pod, node)) return false;
+    if (index === undefined || !admits(state.profile, pod, node)) return false;
     return dynamicProblem(ctx, node, index) === undefined;
   };
 }

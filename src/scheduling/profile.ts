@@ -2,7 +2,13 @@
 // passes the cluster's own KubeSchedulerConfiguration (`--scheduler-config`). The placement reads only this type, so
 // the file parser and the plugins meet here and nowhere else; each plugin's args type, defaults and validation live
 // in its folder under plugins/.
-import { DEFAULT_FIT_SCORING, type FitScoring } from './plugins/nodeResources/args.js';
+import type { AddedAffinity } from './plugins/nodeAffinity/args.js';
+import {
+  DEFAULT_FIT_SCORING,
+  type FitIgnored,
+  type FitScoring,
+  type ResourceWeight,
+} from './plugins/nodeResources/args.js';
 import { DEFAULT_SPREAD_DEFAULTING, type SpreadDefaulting } from './plugins/podTopologySpread/args.js';
 
 export type { FitScoring, ResourceWeight, ShapePoint } from './plugins/nodeResources/args.js';
@@ -44,6 +50,16 @@ export interface SchedulerProfile {
   readonly percentageOfNodesToScore?: number;
   /** InterPodAffinityArgs.hardPodAffinityWeight: what an existing pod's required affinity adds to a node (default 1). */
   readonly hardPodAffinityWeight?: number;
+  /** InterPodAffinityArgs.ignorePreferredTermsOfExistingPods, when true. */
+  readonly ignorePreferredTermsOfExistingPods?: true;
+  /** NodeResourcesFitArgs.ignoredResources and ignoredResourceGroups, when any is set. */
+  readonly fitIgnored?: FitIgnored;
+  /** NodeResourcesBalancedAllocationArgs.resources, when set (default cpu and memory). */
+  readonly balancedResources?: readonly ResourceWeight[];
+  /** NodeAffinityArgs.addedAffinity, when set. */
+  readonly addedAffinity?: AddedAffinity;
+  /** Filter plugins of the default profile the configuration disables (by name), when any. */
+  readonly disabledFilters?: readonly string[];
 }
 
 /** v1.26's default profile (pkg/scheduler/apis/config/v1beta3 and v1 defaults, read from upstream source). */

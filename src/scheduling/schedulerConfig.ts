@@ -5,13 +5,13 @@
 // This file reads the envelope only: apiVersion and kind, the top-level fields, and the profile that schedules the
 // pods kube-rebalancer moves (schedulerName `default-scheduler`, or absent). Its `plugins` go to config/pluginSets.ts
 // (the score weights after the scheduler's merge with the defaults), its `pluginConfig` entries to their plugins'
-// decoders (config/pluginArgs.ts). Everything else of the file (leader election, client connection, other profiles)
-// is accepted unread, except `percentageOfNodesToScore`, which is kept, and `extenders`, which the prediction cannot
-// follow (a warning).
+// decoders (config/pluginArgs.ts), which model each field or refuse it by its path. `percentageOfNodesToScore`
+// (global, or the profile's own) is kept for sampling; `extenders` are refused (the prediction cannot call them);
+// what does not change where a pod lands (leader election, client connection, backoff, other profiles) is accepted.
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { isObj, typeName, type Obj } from '../model/rawJson.js';
 import { argsSettingsOf } from './config/pluginArgs.js';
-import { EXTENSION_POINTS, scoreWeightsOf } from './config/pluginSets.js';
+import { EXTENSION_POINTS, pluginSettingsOf } from './config/pluginSets.js';
 import { joinPath, Reader, type ConfigProblem } from './framework/argsReader.js';
 import type { SchedulerProfile } from './profile.js';
 
@@ -76,7 +76,7 @@ function defaultProfileOf(r: Reader, doc: Obj): readonly [Obj, string] {
   }
   if (named.length > 1) r.fail(named[1]![1], `a second ${DEFAULT_SCHEDULER} profile`);
   const [profile, at] = named[0] ?? [{}, 'profiles[0]'];
-  r.known(profile, at, ['schedulerName', 'plugins', 'pluginConfig']);
+  r.known(profile, at, ['schedulerName', 'percentageOfNodesToScore', 'plugins', 'pluginConfig']);
   return [profile, at];
 }
 
@@ -90,14 +90,19 @@ export function parseSchedulerConfig(text: string, source: string): SchedulerCon
   if (r.problems.length > 0) return { ok: false, problems: r.problems };
   r.known(doc, '', TOP_LEVEL_FIELDS);
 
-  const percentage = r.int(doc, 'percentageOfNodesToScore', '', 0, 100);
+  const global = r.int(doc, 'percentageOfNodesToScore', '', 0, 100);
   if (r.list(doc, 'extenders', '')?.length) {
-    r.warnings.push('extenders are not modelled: the prediction does not call them');
+    r.fail(
+      'extenders',
+      'are not modelled: the prediction cannot call them (plan against a configuration without them)',
+    );
   }
   const [profile, at] = defaultProfileOf(r, doc);
+  // The profile's own percentage wins over the global one (kube-scheduler 1.25+).
+  const percentage = r.int(profile, 'percentageOfNodesToScore', at, 0, 100) ?? global;
   const plugins = r.obj(profile, 'plugins', at);
   if (plugins !== undefined) r.known(plugins, joinPath(at, 'plugins'), EXTENSION_POINTS);
-  const scoreWeights = scoreWeightsOf(r, plugins, joinPath(at, 'plugins'));
+  const { scoreWeights, disabledFilters } = pluginSettingsOf(r, plugins, joinPath(at, 'plugins'));
   const settings = argsSettingsOf(r, profile, at);
 
   if (r.problems.length > 0 || settings === undefined) return { ok: false, problems: r.problems };
@@ -106,12 +111,9 @@ export function parseSchedulerConfig(text: string, source: string): SchedulerCon
     profile: {
       source,
       scoreWeights,
-      fitScoring: settings.fitScoring,
-      spreadDefaulting: settings.spreadDefaulting,
+      ...settings,
       ...(percentage === undefined ? {} : { percentageOfNodesToScore: percentage }),
-      ...(settings.hardPodAffinityWeight === undefined
-        ? {}
-        : { hardPodAffinityWeight: settings.hardPodAffinityWeight }),
+      ...(disabledFilters.length === 0 ? {} : { disabledFilters }),
     },
     warnings: r.warnings,
   };

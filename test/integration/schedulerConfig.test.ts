@@ -8,6 +8,8 @@
 // configuration (NodeResourcesFit LeastAllocated) both say node-b; with the same kube-scheduler restarted with a
 // MostAllocated file, and the plan given that file, both say node-a. Every other score is equal on the two nodes
 // (no images, no affinities, no spread, balanced usage), so NodeResourcesFit alone decides and nothing ties.
+// Issue 29: with an addedAffinity preferring node-a (the default profile otherwise) both say node-a, where the
+// default said node-b; a file with an extender is refused, naming the field.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +49,21 @@ profiles:
             resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
 `;
 
+/** The default profile with an addedAffinity that prefers node-a strongly (NodeAffinity ×2 outweighs the load). */
+const ADDED_AFFINITY = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+    pluginConfig:
+      - name: NodeAffinity
+        args:
+          addedAffinity:
+            preferredDuringSchedulingIgnoredDuringExecution:
+              - weight: 100
+                preference:
+                  matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-a]}]
+`;
+
 function pod(name: string, requests: Record<string, string>, nodeName?: string): k8s.V1Pod {
   return {
     metadata: { name, namespace: NS, labels: { app: name } },
@@ -64,6 +81,8 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
   const dir = mkdtempSync(join(tmpdir(), 'kr-scheduler-config-'));
   const policyFile = join(dir, 'policy.yaml');
   const mostAllocatedFile = join(dir, 'most-allocated.yaml');
+  const addedAffinityFile = join(dir, 'added-affinity.yaml');
+  const extenderFile = join(dir, 'extender.yaml');
 
   beforeAll(async () => {
     cp = await startControlPlane();
@@ -106,6 +125,12 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
         'spec: {eviction: {minPodAge: 0s, evictBarePods: true}}\n',
     );
     writeFileSync(mostAllocatedFile, MOST_ALLOCATED);
+    writeFileSync(addedAffinityFile, ADDED_AFFINITY);
+    writeFileSync(
+      extenderFile,
+      'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n' +
+        'extenders: [{urlPrefix: "http://127.0.0.1:1/ext", filterVerb: filter}]\n',
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -153,4 +178,26 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
     expect({ defaultTarget, mostTarget }).toEqual({ defaultTarget: defaultChoice, mostTarget: mostChoice });
     expect([defaultChoice, mostChoice]).toEqual(['node-b', 'node-a']);
   }, 120_000);
+
+  it('addedAffinity (issue 29): the prediction changes as the real scheduler does', async () => {
+    await cp.restartScheduler(addedAffinityFile);
+    const target = await predicted('--scheduler-config', addedAffinityFile);
+    const choice = await placedByScheduler('probe-added-affinity');
+    expect(target).toBe(choice);
+    expect(choice).toBe('node-a');
+  }, 120_000);
+
+  it('a configuration with an extender is refused, naming the field', async () => {
+    const r = await run(
+      'plan',
+      '--kubeconfig',
+      cp.kubeconfigPath,
+      '--policy',
+      policyFile,
+      '--scheduler-config',
+      extenderFile,
+    );
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/KubeSchedulerConfiguration: extenders: are not modelled/);
+  });
 });

@@ -264,12 +264,143 @@ describe('other settings', () => {
     );
   });
 
-  it('keeps percentageOfNodesToScore and warns about extenders', () => {
-    const result = parseSchedulerConfig(
-      `${HEADER}percentageOfNodesToScore: 30\nextenders: [{urlPrefix: "http://x"}]\n`,
-      'sched.yaml',
+  it('keeps percentageOfNodesToScore, global or the profile’s own (which wins)', () => {
+    expect(profileOf('percentageOfNodesToScore: 30\n').percentageOfNodesToScore).toBe(30);
+    expect(
+      profileOf('percentageOfNodesToScore: 30\nprofiles: [{percentageOfNodesToScore: 70}]\n').percentageOfNodesToScore,
+    ).toBe(70);
+    expect(problemsOf('profiles: [{percentageOfNodesToScore: 101}]')[0]).toMatch(
+      /^profiles\[0\]\.percentageOfNodesToScore: must be between 0 and 100/,
     );
-    expect(result.ok && result.profile.percentageOfNodesToScore).toBe(30);
-    expect(result.ok && result.warnings).toEqual(['extenders are not modelled: the prediction does not call them']);
+  });
+});
+
+// Issue 29: every field of the file is modelled or refused by its path; none is read and dropped.
+describe('fields modelled', () => {
+  const args = (plugin: string, a: string): string =>
+    `profiles:\n- pluginConfig:\n  - name: ${plugin}\n    args: ${a}\n`;
+
+  it('NodeResourcesFit ignoredResources and ignoredResourceGroups', () => {
+    expect(
+      profileOf(args('NodeResourcesFit', '{ignoredResources: [example.com/foo], ignoredResourceGroups: [gpu.io]}')),
+    ).toMatchObject({
+      fitIgnored: { resources: ['example.com/foo'], groups: ['gpu.io'] },
+      fitScoring: DEFAULT_PROFILE.fitScoring,
+    });
+    expect(problemsOf(args('NodeResourcesFit', '{ignoredResourceGroups: [gpu.io/x]}'))[0]).toMatch(
+      /^profiles\[0\]\.pluginConfig\[0\]\.args\.ignoredResourceGroups\[0\]: must not contain "\/"/,
+    );
+  });
+
+  it('NodeResourcesBalancedAllocation resources (weight 1 only)', () => {
+    expect(
+      profileOf(
+        args(
+          'NodeResourcesBalancedAllocation',
+          '{resources: [{name: cpu, weight: 1}, {name: example.com/gpu, weight: 1}]}',
+        ),
+      ).balancedResources,
+    ).toEqual([
+      { name: 'cpu', weight: 1 },
+      { name: 'example.com/gpu', weight: 1 },
+    ]);
+    expect(problemsOf(args('NodeResourcesBalancedAllocation', '{resources: [{name: cpu, weight: 2}]}'))[0]).toMatch(
+      /args\.resources\[0\]\.weight: must be between 1 and 1/,
+    );
+  });
+
+  it('NodeAffinity addedAffinity, required and preferred', () => {
+    const profile = profileOf(
+      args(
+        'NodeAffinity',
+        '{addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: ' +
+          '[{key: pool, operator: In, values: [a]}]}]}, preferredDuringSchedulingIgnoredDuringExecution: ' +
+          '[{weight: 5, preference: {matchExpressions: [{key: disk, operator: In, values: [ssd]}]}}]}}',
+      ),
+    );
+    expect(profile.addedAffinity?.required?.text).toBe('affinity: pool=a');
+    expect(profile.addedAffinity?.preferred.map((p) => p.weight)).toEqual([5]);
+    expect(
+      problemsOf(
+        args(
+          'NodeAffinity',
+          '{addedAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 500, preference: {}}]}}',
+        ),
+      )[0],
+    ).toMatch(
+      /^profiles\[0\]\.pluginConfig\[0\]\.args\.addedAffinity\.preferredDuringSchedulingIgnoredDuringExecution\[0\]\.weight/,
+    );
+  });
+
+  it('InterPodAffinity ignorePreferredTermsOfExistingPods', () => {
+    expect(
+      profileOf(args('InterPodAffinity', '{ignorePreferredTermsOfExistingPods: true}'))
+        .ignorePreferredTermsOfExistingPods,
+    ).toBe(true);
+    expect(
+      profileOf(args('InterPodAffinity', '{ignorePreferredTermsOfExistingPods: false}'))
+        .ignorePreferredTermsOfExistingPods,
+    ).toBeUndefined();
+  });
+
+  it.each([
+    ['filter.disabled', 'profiles: [{plugins: {filter: {disabled: [{name: NodePorts}]}}}]', ['NodePorts']],
+    [
+      'multiPoint.disabled',
+      'profiles: [{plugins: {multiPoint: {disabled: [{name: TaintToleration}]}}}]',
+      ['TaintToleration'],
+    ],
+    [
+      'filter.disabled * with one enabled again',
+      'profiles: [{plugins: {filter: {disabled: [{name: "*"}], enabled: [{name: NodeResourcesFit}]}}}]',
+      [
+        'NodeUnschedulable',
+        'NodeAffinity',
+        'TaintToleration',
+        'NodePorts',
+        'VolumeRestrictions',
+        'NodeVolumeLimits',
+        'VolumeBinding',
+        'PodTopologySpread',
+        'InterPodAffinity',
+      ],
+    ],
+    ['nothing disabled', '', undefined],
+  ])('disabled filter plugins: %s', (_name, body, disabled) => {
+    expect(profileOf(body).disabledFilters).toEqual(disabled);
+  });
+});
+
+describe('fields refused, named by their path', () => {
+  it.each([
+    ['extenders', 'extenders: [{urlPrefix: "http://x"}]', /^extenders: are not modelled/],
+    [
+      'SelectorSpread enabled',
+      'profiles: [{plugins: {score: {enabled: [{name: SelectorSpread}]}}}]',
+      /^profiles\[0\]\.plugins: enables SelectorSpread/,
+    ],
+    [
+      'args of a plugin without modelled args',
+      'profiles: [{pluginConfig: [{name: ImageLocality, args: {foo: 1}}]}]',
+      /^profiles\[0\]\.pluginConfig\[0\]\.args: args of ImageLocality are not modelled/,
+    ],
+    [
+      'VolumeBinding’s scoring shape',
+      'profiles: [{pluginConfig: [{name: VolumeBinding, args: {bindTimeoutSeconds: 60, shape: []}}]}]',
+      /^profiles\[0\]\.pluginConfig\[0\]\.args\.shape: unknown field/,
+    ],
+    [
+      'an unknown profile field',
+      'profiles: [{schedulerName: default-scheduler, plugin: {}}]',
+      /^profiles\[0\]\.plugin: unknown field/,
+    ],
+  ])('%s', (_name, body, message) => {
+    expect(problemsOf(body)[0]).toMatch(message);
+  });
+
+  it('accepts the args of plugins that do not change where a pod lands', () => {
+    expect(() =>
+      profileOf('profiles: [{pluginConfig: [{name: DefaultPreemption, args: {minCandidateNodesAbsolute: 50}}]}]'),
+    ).not.toThrow();
   });
 });

@@ -107,10 +107,28 @@ function pluginSetOf(r: Reader, plugins: Obj | undefined, point: string, path: s
   return { enabled, disabled };
 }
 
-/** The weights of the modelled score plugins after the scheduler's merge of defaults, multiPoint and score. */
-export function scoreWeightsOf(r: Reader, plugins: Obj | undefined, path: string): SchedulerProfile['scoreWeights'] {
+/** What a profile's `plugins` decide: the score weights and the disabled filters. */
+export interface PluginSettings {
+  readonly scoreWeights: SchedulerProfile['scoreWeights'];
+  readonly disabledFilters: readonly string[];
+}
+
+export function pluginSettingsOf(r: Reader, plugins: Obj | undefined, path: string): PluginSettings {
   const multiPoint = pluginSetOf(r, plugins, 'multiPoint', path);
-  const score = pluginSetOf(r, plugins, 'score', path);
+  const filter = pluginSetOf(r, plugins, 'filter', path);
+  return {
+    scoreWeights: scoreWeightsOf(r, multiPoint, pluginSetOf(r, plugins, 'score', path), path),
+    disabledFilters: disabledFiltersOf(multiPoint, filter),
+  };
+}
+
+/** The weights of the modelled score plugins after the scheduler's merge of defaults, multiPoint and score. */
+function scoreWeightsOf(
+  r: Reader,
+  multiPoint: PluginSet,
+  score: PluginSet,
+  path: string,
+): SchedulerProfile['scoreWeights'] {
   // The defaults merged with the file's multiPoint (defaults order kept, re-weighted in place, the rest appended).
   const merged: Array<{ name: string; weight: number }> = [];
   if (!multiPoint.disabled.has('*')) {
@@ -127,8 +145,36 @@ export function scoreWeightsOf(r: Reader, plugins: Obj | undefined, path: string
     if (!isScorePlugin(m.name) || score.disabled.has('*') || score.disabled.has(m.name)) continue;
     if (weights[m.name] === undefined && !score.enabled.some((e) => e.name === m.name)) weights[m.name] = m.weight;
   }
-  if ([...score.enabled, ...merged].some((e) => e.name === 'SelectorSpread')) {
-    r.warnings.push('SelectorSpread (deprecated) is enabled: the prediction does not model its score');
+  const selectorSpread = [...score.enabled, ...merged].some((e) => e.name === 'SelectorSpread');
+  if (selectorSpread) {
+    r.fail(path, 'enables SelectorSpread (deprecated), whose score the prediction does not model: disable it');
   }
   return weights;
+}
+
+/**
+ * The filter plugins of the default profile that the prediction applies and this profile disables: through
+ * multiPoint.disabled or filter.disabled (`*` for all), unless enabled again at the same or the filter point.
+ */
+const MODELLED_FILTERS = [
+  'NodeUnschedulable',
+  'NodeAffinity',
+  'TaintToleration',
+  'NodePorts',
+  'NodeResourcesFit',
+  'VolumeRestrictions',
+  'NodeVolumeLimits',
+  'VolumeBinding',
+  'PodTopologySpread',
+  'InterPodAffinity',
+];
+
+function disabledFiltersOf(multiPoint: PluginSet, filter: PluginSet): readonly string[] {
+  const has = (set: PluginSet, name: string): boolean => set.disabled.has('*') || set.disabled.has(name);
+  const enabled = (set: PluginSet, name: string): boolean => set.enabled.some((e) => e.name === name);
+  return MODELLED_FILTERS.filter((name) => {
+    const viaMultiPoint = !has(multiPoint, name) || enabled(multiPoint, name);
+    const atFilter = enabled(filter, name) || !has(filter, name);
+    return !((viaMultiPoint || enabled(filter, name)) && atFilter);
+  });
 }

@@ -53,6 +53,27 @@ export interface NodeScorer {
   score(feasible: Int32Array, out: Float64Array): void;
   /** Scales the raw scores to 0–100 in place; absent when Score already gives 0–100. */
   normalize?(scores: Float64Array, n: number): void;
+  /**
+   * How the scores depend on which nodes are scored together, for sampling (framework/windows.ts); absent when a
+   * node's score is its own whatever else is scored (NodeResourcesFit, BalancedAllocation, ImageLocality).
+   */
+  readonly windowed?: WindowedScore;
+}
+
+/**
+ * A score whose NormalizeScore (or Score) reads the other scored nodes. `scaling` names the normalisation over the
+ * scored nodes' raw scores: `max` (× 100 / the highest), `maxReverse` (100 − that), `minMax` (min–max to 0–100),
+ * `spreadReverse` (PodTopologySpread's 100 × (max + min − raw) / max, NaN raw: a node scored 0 and left out).
+ */
+export interface WindowedScore {
+  readonly scaling: 'max' | 'maxReverse' | 'minMax' | 'spreadReverse';
+  /**
+   * The parameter of each window of `k` consecutive nodes of `feasible` (cyclically, by its first node), when the raw
+   * scores depend on more than the node: PodTopologySpread weighs by the number of domains scored. Absent: 0.
+   */
+  params?(feasible: Int32Array, k: number): { readonly ids: Int32Array; readonly count: number };
+  /** The raw scores of `feasible` for windows of parameter `param` (from params). */
+  raw(feasible: Int32Array, param: number, out: Float64Array): void;
 }
 
 export interface ScorePlugin {

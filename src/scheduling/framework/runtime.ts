@@ -6,6 +6,7 @@ import type { NodeInfo, PodInfo } from '../../model/types.js';
 import type { ClusterState } from '../clusterState.js';
 import type { SchedulerProfile } from '../profile.js';
 import type { EvictedView, FilterPlugin, NodeFilter, PlacementInput, ScorePlugin } from './interface.js';
+import { windowWinners, type WeightedScorer } from './windows.js';
 
 /** One plugin's contribution, for explaining a choice (the scheduler's "Plugin scored node" lines at -v=10). */
 export type PluginScores = Readonly<Record<string, number>>;
@@ -18,12 +19,16 @@ let plugin = new Float64Array(256);
 
 export class Framework {
   private readonly weighted: ReadonlyArray<{ readonly plugin: ScorePlugin; readonly weight: number }>;
+  private readonly filters: readonly FilterPlugin[];
 
   constructor(
     readonly profile: SchedulerProfile,
-    private readonly filters: readonly FilterPlugin[],
+    filters: readonly FilterPlugin[],
     scores: readonly ScorePlugin[],
   ) {
+    // A filter the profile disables is not applied (a disabled score plugin has no weight).
+    const disabled = profile.disabledFilters ?? [];
+    this.filters = filters.filter((p) => !disabled.includes(p.name));
     // A weight of 0 cannot happen in a parsed profile (0 reads as 1); absent means disabled.
     this.weighted = scores.flatMap((p) => {
       const weight = profile.scoreWeights[p.name];
@@ -78,5 +83,19 @@ export class Framework {
         if (explain) (explain[k] ??= {})[p.name] = weighted;
       }
     }
+  }
+
+  /**
+   * Sampling: which of the `feasible` nodes (in the walk's order) have the top total in some window of `k`
+   * consecutive ones (framework/windows.ts); a flag per position.
+   */
+  windowWinners(state: ClusterState, pod: PodInfo, evicted: EvictedView, feasible: Int32Array, k: number): Uint8Array {
+    const input = { state, profile: this.profile, pod, evicted };
+    const scorers: WeightedScorer[] = [];
+    for (const { plugin: p, weight } of this.weighted) {
+      const scorer = p.preScore(input);
+      if (scorer !== undefined) scorers.push({ name: p.name, weight, scorer });
+    }
+    return windowWinners(feasible, k, scorers);
   }
 }

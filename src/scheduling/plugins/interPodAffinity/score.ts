@@ -72,14 +72,18 @@ export function interPodRaw(scores: TopologyScores, node: NodeInfo): number {
 
 export const interPodAffinityScore: ScorePlugin = {
   name: 'InterPodAffinity',
-  preScore: ({ state, pod, evicted }) => {
+  preScore: ({ state, profile, pod, evicted }) => {
+    const ownPreferred = (pod.preferredPodAffinity?.length ?? 0) + (pod.preferredPodAntiAffinity?.length ?? 0) > 0;
+    if (profile.ignorePreferredTermsOfExistingPods === true && !ownPreferred) return undefined;
     const topology = topologyScores(state, pod, evicted.gone);
     if (topology.size === 0) return undefined;
+    const score = (feasible: Int32Array, out: Float64Array): void => {
+      for (let k = 0; k < feasible.length; k++) out[k] = interPodRaw(topology, state.nodeList[feasible[k]!]!);
+    };
     return {
-      score(feasible, out) {
-        for (let k = 0; k < feasible.length; k++) out[k] = interPodRaw(topology, state.nodeList[feasible[k]!]!);
-      },
+      score,
       normalize: minMaxNormalize,
+      windowed: { scaling: 'minMax', raw: (feasible, _param, out) => score(feasible, out) },
     };
   },
 };

@@ -1,5 +1,6 @@
-// NodeResourcesFitArgs (pkg/scheduler/apis/config, v1.26): the type, its defaults and its validation. The scoring
-// strategy is read; ignoredResources and ignoredResourceGroups are accepted as fields of the type.
+// NodeResourcesFitArgs and NodeResourcesBalancedAllocationArgs (pkg/scheduler/apis/config, v1.26): the types, their
+// defaults and their validation. Fit: the scoring strategy, and ignoredResources / ignoredResourceGroups, the extended
+// resources its filter does not check (scoring still counts them). BalancedAllocation: the resources it balances.
 import { ARGS_META, joinPath, type Reader } from '../../framework/argsReader.js';
 import type { Obj } from '../../../model/rawJson.js';
 
@@ -37,9 +38,50 @@ const FIT_TYPES = ['LeastAllocated', 'MostAllocated', 'RequestedToCapacityRatio'
 const MAX_SHAPE_SCORE = 10;
 const MAX_RESOURCE_WEIGHT = 100;
 
+/** Extended resources the Fit filter does not check: by name, and by the group before the `/` of their name. */
+export interface FitIgnored {
+  readonly resources: readonly string[];
+  readonly groups: readonly string[];
+}
+
+/** Whether the Fit filter leaves `name` unchecked (upstream Fits: extended resources only). */
+export function fitIgnores(ignored: FitIgnored | undefined, name: string): boolean {
+  if (ignored === undefined) return false;
+  const slash = name.indexOf('/');
+  // An extended resource is a domain-prefixed name outside kubernetes.io; cpu, memory, pods and the like never are.
+  if (slash <= 0 || name.includes('kubernetes.io/')) return false;
+  return ignored.resources.includes(name) || ignored.groups.includes(name.slice(0, slash));
+}
+
+/** NodeResourcesFitArgs: the scoring strategy, and what the filter ignores when set. */
+export interface FitArgs {
+  readonly scoring: FitScoring;
+  readonly ignored: FitIgnored | undefined;
+}
+
 /** The args at `at`, defaulted; undefined after recording a problem that leaves no scoring to use. */
-export function decodeFitArgs(r: Reader, args: Obj, at: string): FitScoring | undefined {
+export function decodeFitArgs(r: Reader, args: Obj, at: string): FitArgs | undefined {
   r.known(args, at, [...ARGS_META, 'ignoredResources', 'ignoredResourceGroups', 'scoringStrategy']);
+  const resources = stringList(r, args, 'ignoredResources', at);
+  const groups = stringList(r, args, 'ignoredResourceGroups', at);
+  groups.forEach((g, i) => {
+    if (g.includes('/')) r.fail(`${joinPath(at, 'ignoredResourceGroups')}[${i}]`, `must not contain "/" (got "${g}")`);
+  });
+  const ignored = resources.length + groups.length > 0 ? { resources, groups } : undefined;
+  const scoring = decodeScoringStrategy(r, args, at);
+  return scoring === undefined ? undefined : { scoring, ignored };
+}
+
+function stringList(r: Reader, args: Obj, key: string, at: string): string[] {
+  const out: string[] = [];
+  (r.list(args, key, at) ?? []).forEach((v, i) => {
+    if (typeof v === 'string' && v !== '') out.push(v);
+    else r.fail(`${joinPath(at, key)}[${i}]`, 'must be a non-empty string');
+  });
+  return out;
+}
+
+function decodeScoringStrategy(r: Reader, args: Obj, at: string): FitScoring | undefined {
   const strategy = r.obj(args, 'scoringStrategy', at);
   if (strategy === undefined) return DEFAULT_FIT_SCORING;
   const sAt = joinPath(at, 'scoringStrategy');
@@ -88,4 +130,28 @@ export function decodeFitArgs(r: Reader, args: Obj, at: string): FitScoring | un
     shape.push({ utilization, score });
   }
   return { type, resources: weights, shape };
+}
+
+/** BalancedAllocation's default resources: cpu and memory. */
+export const DEFAULT_BALANCED_RESOURCES: readonly ResourceWeight[] = DEFAULT_FIT_SCORING.resources;
+
+/** NodeResourcesBalancedAllocationArgs.resources: names, each weight 1 (the only weight kube-scheduler accepts). */
+export function decodeBalancedArgs(r: Reader, args: Obj, at: string): readonly ResourceWeight[] | undefined {
+  r.known(args, at, [...ARGS_META, 'resources']);
+  const list = r.objects(r.list(args, 'resources', at), joinPath(at, 'resources'));
+  if (list.length === 0) return DEFAULT_BALANCED_RESOURCES;
+  const out: ResourceWeight[] = [];
+  for (const [res, rAt] of list) {
+    r.known(res, rAt, ['name', 'weight']);
+    const name = r.string(res, 'name', rAt);
+    if (name === undefined || name === '') {
+      r.fail(joinPath(rAt, 'name'), 'is required');
+      continue;
+    }
+    if (out.some((x) => x.name === name)) r.fail(joinPath(rAt, 'name'), `resource ${name} is listed twice`);
+    const weight = r.int(res, 'weight', rAt, 1, 1);
+    if (res['weight'] !== undefined && weight === undefined) continue;
+    out.push({ name, weight: 1 });
+  }
+  return out;
 }

@@ -1,12 +1,14 @@
 // NodeResourcesFit (kube-scheduler v1.26): the filter — room for one more pod and for every resource the pod requests,
 // with the evicted pod's share freed once it is gone — and the score by the configured strategy (args.ts).
 import type { FilterPlugin, ScorePlugin } from '../../framework/interface.js';
+import { fitIgnores } from './args.js';
 import { fitScore, nodeLoad } from './resourceAllocation.js';
 
 export const nodeResourcesFitFilter: FilterPlugin = {
   name: 'NodeResourcesFit',
   preFilter: ({ state, pod, evicted, terminating }) => {
     const requests = pod.requests;
+    const ignored = state.profile.fitIgnored;
     return (node, index) => {
       const usage = state.usageAt(index);
       const freed = !terminating && evicted !== undefined && evicted.node === node ? evicted.pod : undefined;
@@ -14,7 +16,7 @@ export const nodeResourcesFitFilter: FilterPlugin = {
       if (podCap !== undefined && usage.pods - (freed ? 1 : 0) + 1 > podCap) return 'node has no room for another pod';
       for (const name in requests) {
         const amount = requests[name]!;
-        if (amount <= 0) continue;
+        if (amount <= 0 || fitIgnores(ignored, name)) continue;
         const cap = node.allocatable[name];
         // A node that does not report a standard resource (a hand-written snapshot) is not limited by it;
         // an extended resource the node does not offer cannot be satisfied.

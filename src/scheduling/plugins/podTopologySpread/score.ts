@@ -103,17 +103,24 @@ function included(c: ScoringConstraint, pod: PodInfo, node: NodeInfo): boolean {
   );
 }
 
+/** The pod being scored, the profile's defaulting, and the evicted pod (terminating or gone: not counted). */
+interface SpreadInput {
+  readonly defaulting: SpreadDefaulting;
+  readonly pod: PodInfo;
+  readonly terminating: Placed | undefined;
+}
+
 /**
  * Writes the normalised PodTopologySpread scores of the `feasible` nodes (node indices) into `out`. `terminating`:
- * the evicted pod, not counted.
+ * the evicted pod, not counted. With `domainsScored` (per constraint, the domains a window of nodes scores), writes
+ * the raw scores instead, NaN for a node left out (see WindowedScore).
  */
 export function spreadScores(
   state: ClusterState,
-  defaulting: SpreadDefaulting,
-  pod: PodInfo,
-  terminating: Placed | undefined,
+  { defaulting, pod, terminating }: SpreadInput,
   feasible: Int32Array,
   out: Float64Array,
+  domainsScored?: readonly number[],
 ): void {
   const n = feasible.length;
   const { constraints, requireAll } = scoringConstraints(pod, defaulting);
@@ -137,6 +144,7 @@ export function spreadScores(
         if (!domainCounts[i]!.has(value)) domainCounts[i]!.set(value, 0);
       }
     }
+    if (domainsScored !== undefined) return Math.log(domainsScored[i]! + 2);
     return Math.log((c.topologyKey === HOSTNAME ? size : domainCounts[i]!.size) + 2);
   });
   const evictedAt = terminating === undefined ? -1 : (state.nodeIndex.get(terminating.node.name) ?? -1);
@@ -182,6 +190,10 @@ export function spreadScores(
     min = Math.min(min, out[k]!);
     max = Math.max(max, out[k]!);
   }
+  if (domainsScored !== undefined) {
+    for (let k = 0; k < n; k++) if (ignored[k]) out[k] = NaN;
+    return;
+  }
   for (let k = 0; k < n; k++) {
     if (ignored[k]) out[k] = 0;
     else if (max === 0) out[k] = MAX_NODE_SCORE;
@@ -205,9 +217,78 @@ function matches(selector: Selector, pod: PodInfo): boolean {
 /** Score and normalisation are one pass here: the scores are turned round against the scored nodes' own range. */
 export const podTopologySpreadScore: ScorePlugin = {
   name: 'PodTopologySpread',
-  preScore: ({ state, profile, pod, evicted }) => ({
-    score(feasible, out) {
-      spreadScores(state, profile.spreadDefaulting, pod, evicted.terminating ?? evicted.gone, feasible, out);
-    },
-  }),
+  preScore: ({ state, profile, pod, evicted }) => {
+    const defaulting = profile.spreadDefaulting;
+    const input = { defaulting, pod, terminating: evicted.terminating ?? evicted.gone };
+    let vectors: number[][] = [];
+    return {
+      score(feasible, out) {
+        spreadScores(state, input, feasible, out);
+      },
+      windowed: {
+        scaling: 'spreadReverse',
+        params(feasible, k) {
+          const windows = domainsPerWindow(state, defaulting, pod, feasible, k);
+          vectors = windows.vectors;
+          return { ids: windows.ids, count: vectors.length };
+        },
+        raw(feasible, param, out) {
+          spreadScores(state, input, feasible, out, vectors[param] ?? []);
+        },
+      },
+    };
+  },
 };
+
+/**
+ * For every window of `k` consecutive nodes of `feasible` (cyclic, by its first node), the domains each constraint
+ * scores there — the nodes with the keys for the hostname, the distinct values of the others — as an id into the
+ * distinct vectors. Counted with sliding windows: one pass, whatever `k`.
+ */
+function domainsPerWindow(
+  state: ClusterState,
+  defaulting: SpreadDefaulting,
+  pod: PodInfo,
+  feasible: Int32Array,
+  k: number,
+): { readonly ids: Int32Array; readonly vectors: number[][] } {
+  const n = feasible.length;
+  const { constraints, requireAll } = scoringConstraints(pod, defaulting);
+  const nodes = state.nodeList;
+  const scored = new Uint8Array(n);
+  for (let j = 0; j < n; j++) scored[j] = requireAll && !hasAllKeys(nodes[feasible[j]!]!, constraints) ? 0 : 1;
+  const perConstraint = constraints.map((c) => {
+    const counts = new Map<string, number>();
+    const value = (j: number): string => labelValue(nodes[feasible[j % n]!]!.labels, c.topologyKey) ?? '';
+    const add = (j: number, d: number): void => {
+      if (!scored[j % n]) return;
+      const v = c.topologyKey === HOSTNAME ? '' : value(j);
+      const next = (counts.get(v) ?? 0) + d;
+      if (next === 0) counts.delete(v);
+      else counts.set(v, next);
+    };
+    const out = new Int32Array(n);
+    for (let j = 0; j < k; j++) add(j, 1);
+    for (let start = 0; start < n; start++) {
+      out[start] = c.topologyKey === HOSTNAME ? (counts.get('') ?? 0) : counts.size;
+      add(start, -1);
+      add(start + k, 1);
+    }
+    return out;
+  });
+  const ids = new Int32Array(n);
+  const known = new Map<string, number>();
+  const vectors: number[][] = [];
+  for (let start = 0; start < n; start++) {
+    const vector = perConstraint.map((counts) => counts[start]!);
+    const key = vector.join(',');
+    let id = known.get(key);
+    if (id === undefined) {
+      id = vectors.length;
+      known.set(key, id);
+      vectors.push(vector);
+    }
+    ids[start] = id;
+  }
+  return { ids, vectors };
+}

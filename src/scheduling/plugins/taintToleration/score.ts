@@ -14,12 +14,16 @@ export function intolerablePreferNoSchedule(pod: PodInfo, node: NodeInfo): numbe
 
 export const taintTolerationScore: ScorePlugin = {
   name: 'TaintToleration',
-  preScore: ({ state, pod }) => ({
-    score(feasible, out) {
+  preScore: ({ state, pod }) => {
+    const score = (feasible: Int32Array, out: Float64Array): void => {
       for (let k = 0; k < feasible.length; k++) {
         out[k] = intolerablePreferNoSchedule(pod, state.nodeList[feasible[k]!]!);
       }
-    },
-    normalize: (scores, n) => defaultNormalize(scores, n, true),
-  }),
+    };
+    return {
+      score,
+      normalize: (scores, n) => defaultNormalize(scores, n, true),
+      windowed: { scaling: 'maxReverse', raw: (feasible, _param, out) => score(feasible, out) },
+    };
+  },
 };
