@@ -2,7 +2,7 @@
 // filter would say about placing that pod there today.
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analysis/analyze.js';
-import { DEFAULT_POLICY, parsePolicy } from '../../src/policy/parse.js';
+import { parsePolicy } from '../../src/policy/parse.js';
 import type { PolicySpec } from '../../src/policy/types.js';
 import { buildSnapshot, HOSTNAME, makeNamespace, makeNode, makePod, ZONE } from '../builders.js';
 
@@ -15,7 +15,12 @@ function specWith(spec: Record<string, unknown>): PolicySpec {
   ).spec;
 }
 
-function violations(objects: Built[], spec: PolicySpec = DEFAULT_POLICY.spec): string[] {
+/** The rule strategies a policy names when it asks for placement rules (podAffinity stays off unless named). */
+const RULES: PolicySpec = specWith({
+  strategies: { topologySpread: {}, podAntiAffinity: {}, nodeAffinity: {}, nodeTaints: {} },
+});
+
+function violations(objects: Built[], spec: PolicySpec = RULES): string[] {
   return analyze(buildSnapshot(objects), spec)
     .violations.map((v) => `${v.strategy}${v.soft ? '(soft)' : ''} ${v.pod.name}@${v.node}`)
     .sort();
