@@ -211,7 +211,7 @@ describe('RebalancePolicy CRD: identity', () => {
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
   });
 
-  it('prints mode, schedule, status (Ready/Invalid/Degraded/Suspended), last run, last evictions, max skew and age', () => {
+  it('prints mode, schedule, status (Ready/OutsideWindow/Invalid/Degraded/Suspended), last run, last evictions, last dry-run evictions, max skew and age', () => {
     const columns = version.additionalPrinterColumns as Array<{ name: string; priority?: number; jsonPath: string }>;
     expect(columns.filter((column) => (column.priority ?? 0) === 0).map((column) => column.name)).toEqual([
       'Mode',
@@ -219,9 +219,11 @@ describe('RebalancePolicy CRD: identity', () => {
       'Status',
       'Last Run',
       'Last Evictions',
+      'Last Dry-Run',
       'Max Skew',
       'Age',
     ]);
+    expect(columns.find((c) => c.name === 'Last Dry-Run')?.jsonPath).toBe('.status.lastPlan.dryRunEvictions');
     expect(columns.find((c) => c.name === 'Status')?.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].reason');
   });
 
@@ -450,6 +452,7 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
       'violations',
       'maxSkewObserved',
       'maxSkewBefore',
+      'stoppedBy',
       'skippedReasons',
     ]);
     expect(Object.keys(nodeAt('.status.totals').properties)).toEqual(['evicted', 'failed']);
