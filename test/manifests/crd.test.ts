@@ -87,6 +87,9 @@ interface CelIntent {
 const has = (object: Parsed, field: string): boolean =>
   object !== null && typeof object === 'object' && field in object;
 
+/** The schedules' rule: 5 or 6 fields, numbers of at most two digits (RE2 and JavaScript read it alike). */
+const CRON_REGEX = String.raw`^\s*(?:[0-9]{1,2}(?:[A-Za-z*/,?#-][0-9]{0,2})*|(?:[A-Za-z*/,?#-][0-9]{0,2})+)(\s+(?:[0-9]{1,2}(?:[A-Za-z*/,?#-][0-9]{0,2})*|(?:[A-Za-z*/,?#-][0-9]{0,2})+)){4,5}\s*$`;
+
 /** Keyed by the rule's message, which is what a user sees. */
 const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
   'namespaces.include and namespaces.exclude must not share a namespace': {
@@ -95,14 +98,29 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
     intent: (self) =>
       !has(self, 'include') || !has(self, 'exclude') || !self.include.some((n: string) => self.exclude.includes(n)),
   },
-  'values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist': {
+  'values must be non-empty for operators In and NotIn': {
     path: '.spec.podSelector.matchExpressions[*]',
-    rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
-    intent: (self) =>
-      ['In', 'NotIn'].includes(self.operator)
-        ? has(self, 'values') && self.values.length > 0
-        : !has(self, 'values') || self.values.length === 0,
+    rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+    intent: (self) => !['In', 'NotIn'].includes(self.operator) || (has(self, 'values') && self.values.length > 0),
   },
+  'values must be empty for operators Exists and DoesNotExist': {
+    path: '.spec.podSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+    intent: (self) =>
+      !['Exists', 'DoesNotExist'].includes(self.operator) || !has(self, 'values') || self.values.length === 0,
+  },
+  'must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits':
+    {
+      path: '.spec.schedule',
+      rule: `self.matches(r'${CRON_REGEX}')`,
+      intent: (self) => new RegExp(CRON_REGEX).test(self),
+    },
+  "a window's schedule must be a cron expression with 5 fields, or 6 with seconds first, each number at most two digits":
+    {
+      path: '.spec.windows[*].schedule',
+      rule: `self.matches(r'${CRON_REGEX}')`,
+      intent: (self) => new RegExp(CRON_REGEX).test(self),
+    },
   'minDomains may only be set when whenUnsatisfiable is DoNotSchedule': {
     path: '.spec.strategies.topologySpread.defaultConstraints[*]',
     rule: "!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'",
@@ -658,11 +676,24 @@ describe('RebalancePolicy CRD: CEL rules', () => {
     ['DoesNotExist', [], true],
     ['Exists', ['a'], false],
     ['DoesNotExist', ['a'], false],
+    // An unknown operator is the enum's to report: no rule adds a false line about values.
+    ['Inn', ['a'], true],
+    ['Inn', undefined, true],
   ])('operator %s with values %j is valid: %s', (operator, values, ok) => {
     const requirement = { key: 'app', operator, ...(values ? { values } : {}) };
-    const intent =
-      CEL_INTENTS['values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist']!;
-    expect(intent.intent(requirement)).toBe(ok);
+    const rules = [
+      CEL_INTENTS['values must be non-empty for operators In and NotIn']!,
+      CEL_INTENTS['values must be empty for operators Exists and DoesNotExist']!,
+    ];
+    expect(rules.every((r) => r.intent(requirement))).toBe(ok);
+  });
+
+  it('answers a bad schedule in words, never with the regex', () => {
+    const { openApi, cel } = admit(policy({ schedule: '*/5 * * *' }));
+    expect(openApi).toEqual([]);
+    expect(cel).toEqual([
+      '.spec.schedule: must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits',
+    ]);
   });
 
   it.each([
