@@ -9,6 +9,7 @@ import { runOnce } from '../../src/operator/once.js';
 import { scopeProblem } from '../../src/operator/scopeCheck.js';
 import { buildStatus, type StatusInput } from '../../src/operator/status.js';
 import { limitText, nextTick } from '../../src/operator/stoppedBy.js';
+import { textLine } from '../../src/operator/textLog.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import { makePolicy } from '../builders.js';
 import { captureLogger, ManualClock } from './fakes.js';
@@ -169,5 +170,26 @@ describe('stoppedBy texts', () => {
     expect(nextTick('*/10 * * * *', Date.parse('2026-01-01T10:03:00Z'), 'UTC')).toBe(
       Date.parse('2026-01-01T10:10:00Z'),
     );
+  });
+});
+
+describe('--log-format text', () => {
+  it('writes a record as a readable time, the level, the message and its fields', () => {
+    const json = JSON.stringify({
+      level: 40,
+      time: Date.parse('2026-11-27T15:20:01.123Z'),
+      name: 'kube-rebalancer',
+      policy: 'zone-balance',
+      stoppedBy: 'maxPerNode 2 reached on node node-a',
+      evicted: 4,
+      msg: 'cycle finished',
+    });
+    expect(textLine(json)).toBe(
+      '2026-11-27T15:20:01.123Z WARN  cycle finished policy=zone-balance stoppedBy="maxPerNode 2 reached on node node-a" evicted=4\n',
+    );
+  });
+
+  it('passes a line that is not JSON through as it is', () => {
+    expect(textLine('plain')).toBe('plain\n');
   });
 });
