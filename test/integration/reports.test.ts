@@ -102,7 +102,7 @@ describe.skipIf(!controlPlaneAvailable())('defaults and reports on a real contro
   async function lastStatus(
     name: string,
   ): Promise<{ lastRunTime?: string; lastPlan?: { evictions?: number; dryRunEvictions?: number } }> {
-    return (await policyStatus(c, name));
+    return await policyStatus(c, name);
   }
 
   async function deletePolicy(name: string): Promise<void> {
