@@ -167,17 +167,15 @@ describe.skipIf(!controlPlaneAvailable())('defaults and reports on a real contro
     await op.operator.waitForSync();
     for (const [name] of policies) await op.operator.tick(name);
     const mark = evictionRequests(c.cp).filter((e) => !isDryRun(e)).length;
-    await c.core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, MERGE);
-    await waitFor(
-      async () => {
-        const n = await c.core.readNode({ name: node });
-        return (n.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unschedulable') || undefined;
-      },
-      30_000,
-      'the cordon taint',
-    ).catch(() => undefined);
+    // kubectl cordon, and the taint the node lifecycle controller adds for it (set here too, so the test does not
+    // depend on how fast the controller is).
+    const before = (await c.core.readNode({ name: node })).spec?.taints ?? [];
+    const cordon = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
+    await c.core.patchNode({ name: node, body: { spec: { unschedulable: true, taints: [...before, cordon] } } }, MERGE);
+    const tainted = await c.core.readNode({ name: node });
+    expect(tainted.spec?.taints?.some((t) => t.key === cordon.key)).toBe(true);
     for (const [name] of policies) await op.operator.tick(name);
-    await c.core.patchNode({ name: node, body: { spec: { unschedulable: false } } }, MERGE);
+    await c.core.patchNode({ name: node, body: { spec: { unschedulable: false, taints: before } } }, MERGE);
     await sleep(1_000);
     for (const [name] of policies) await op.operator.tick(name);
     const real = evictionRequests(c.cp).filter((e) => !isDryRun(e));
