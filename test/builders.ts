@@ -761,3 +761,20 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'initRestarts',
   'statusDetail',
 ];
+
+/**
+ * The placement-rule sections a policy ran before "what a policy names is what runs" (DESIGN.md): topology spread,
+ * required anti-affinity, node affinity and node taints. Scenarios about those rules name them, as a policy must.
+ */
+export const RULE_STRATEGIES: Json = Object.freeze({
+  topologySpread: {},
+  podAntiAffinity: {},
+  nodeAffinity: {},
+  nodeTaints: {},
+});
+
+/** `spec` with RULE_STRATEGIES named under its own sections (its own win, section by section). */
+export function withRuleStrategies(spec: Json = {}): Json {
+  const own = (spec['strategies'] ?? {}) as Json;
+  return { ...spec, strategies: { ...RULE_STRATEGIES, ...own } };
+}

@@ -16,6 +16,7 @@ import { STRATEGIES } from '../strategies/registry.js';
 import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
 import { snapshotWarnings } from '../snapshot/sanity.js';
 import { positiveInt } from './args.js';
+import { choosePolicy } from './policyChoice.js';
 import { createProgress, type Progress } from './progress.js';
 import { planTable, simulationTable } from './table.js';
 
@@ -31,6 +32,7 @@ interface OfflineOptions {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly policy?: string;
+  readonly policyName?: string;
   readonly schedulerConfig?: string;
   readonly output: 'json' | 'table' | 'wide';
 }
@@ -70,7 +72,8 @@ async function readLive(
 }
 
 /**
- * The cluster and the policy to apply: --policy, else the cluster's first RebalancePolicy, else the defaults.
+ * The cluster and the policy to apply: --policy, else the cluster's RebalancePolicy named by --policy-name (or its
+ * only one; several and no name is bad input), else the defaults.
  * The cluster is --snapshot, else the live cluster (--kubeconfig/--context, else the default kubeconfig).
  */
 export async function loadInputs(
@@ -101,12 +104,20 @@ export async function loadInputs(
   for (const line of snapshotWarnings(loaded.snapshot, opts.snapshot ?? 'the live cluster')) io.stderr(`${line}\n`);
   let policy: Policy;
   let where: { file: string; object?: string };
+  if (opts.policy !== undefined && opts.policyName !== undefined) {
+    throw new InputError(
+      '--policy-name',
+      undefined,
+      undefined,
+      `picks a RebalancePolicy of the cluster; it cannot be combined with --policy ${opts.policy}`,
+    );
+  }
   if (opts.policy !== undefined) {
     policy = loadPolicyFile(opts.policy);
     where = { file: opts.policy, ...(policy.name !== '' ? { object: `RebalancePolicy ${policy.name}` } : {}) };
   } else {
-    const first = loaded.policies[0];
     const file = opts.snapshot ?? 'cluster';
+    const first = choosePolicy(loaded.policies, opts.policyName, file);
     policy = first ? parsePolicy(first.raw, { file, object: first.object }) : DEFAULT_POLICY;
     where = { file, ...(first !== undefined ? { object: first.object } : {}) };
   }
@@ -141,7 +152,8 @@ function addSourceOptions(command: Command): Command {
     .option('--snapshot <file>', SNAPSHOT_HELP)
     .option('--kubeconfig <file>', 'kubeconfig of the live cluster (default: $KUBECONFIG, else ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context (default: its current context)')
-    .option('--policy <file>', 'RebalancePolicy to apply (default: the first in the cluster, else the CRD defaults)')
+    .option('--policy <file>', 'RebalancePolicy to apply (default: the one in the cluster, else the CRD defaults)')
+    .option('--policy-name <name>', "the cluster's RebalancePolicy to apply (needed when it has several)")
     .option('--scheduler-config <file>', SCHEDULER_CONFIG_HELP);
 }
 

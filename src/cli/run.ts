@@ -55,6 +55,7 @@ export function registerRunCommand(program: Command, io: { readonly stderr: (s: 
     )
     .option('--kube-api-burst <n>', 'Kubernetes API requests allowed in a burst', positiveInt, 40)
     .option('--log-level <level>', 'trace, debug, info, warn, error or silent', 'info')
+    .option('--log-format <format>', 'json (one record per line) or text (readable times, for a terminal)', 'json')
     .option(
       '--once',
       'run one cycle of every policy, then exit (0, or 1 if a cycle failed); for a Job or CronJob',

@@ -23,8 +23,11 @@ export type CycleResult = (typeof CYCLE_RESULTS)[number];
 export const ABORT_REASONS = ['spec_changed', 'deleted', 'leadership_lost', 'shutting_down'] as const;
 export type AbortReason = (typeof ABORT_REASONS)[number];
 
-/** What started a cycle (label `trigger` of `rebalancer_cycles_total`): its cron schedule, a node change, a policy change. */
-export const CYCLE_TRIGGERS = ['schedule', 'node', 'policy'] as const;
+/**
+ * What started a cycle (label `trigger` of `rebalancer_cycles_total`): its cron schedule, a node change, a policy
+ * change, or the operator starting (or this replica becoming leader).
+ */
+export const CYCLE_TRIGGERS = ['schedule', 'node', 'policy', 'start'] as const;
 export type CycleTriggerLabel = (typeof CYCLE_TRIGGERS)[number];
 
 /** A node's utilization class (label `class` of `rebalancer_nodes_by_utilization`). */

@@ -188,6 +188,7 @@ export class ClusterCache {
                 skippedReasons: (Array.isArray(lastPlan['skippedReasons']) ? lastPlan['skippedReasons'] : [])
                   .filter(isObj)
                   .map((r) => ({ reason: str(r['reason']), count: num(r['count']) ?? 0 })),
+                ...(str(lastPlan['stoppedBy']) !== '' ? { stoppedBy: str(lastPlan['stoppedBy']) } : {}),
               },
       },
     };
@@ -382,6 +383,19 @@ export class ClusterCache {
 
   pdb(key: string): PdbEntry | undefined {
     return this.pdbs.get(key);
+  }
+
+  /** Names of the namespaces in the cache, and every cached pod: what a policy's scope is checked against. */
+  scopeView(): { readonly namespaces: ReadonlySet<string>; readonly pods: Iterable<PodInfo> } {
+    const pods = this.pods;
+    return {
+      namespaces: new Set(this.namespaces.keys()),
+      pods: {
+        *[Symbol.iterator]() {
+          for (const e of pods.values()) yield e.info;
+        },
+      },
+    };
   }
 
   counts(): {

@@ -44,6 +44,8 @@ import {
   type WindowClosedDuringCycle,
 } from './maintenanceWindows.js';
 import type { LoopDetection } from './eviction/pacing.js';
+import { stopReport } from './stoppedBy.js';
+import { scopeProblem } from './scopeCheck.js';
 import {
   buildStatus,
   POLICY_GROUP,
@@ -97,6 +99,8 @@ export interface PolicyState {
   windowClosed: WindowClosedDuringCycle | undefined;
   /** Wakes at the next window boundary to refresh the OutsideWindow condition. */
   windowTimer: AbortController | undefined;
+  /** What the last cycle found wrong with the scope (it selects nothing), for the Ready condition's message. */
+  scope: string | undefined;
 }
 
 /**
@@ -227,6 +231,7 @@ export class PolicyController {
       checkpointAt: this.deps.clock.now(),
       windowClosed: undefined,
       windowTimer: undefined,
+      scope: undefined,
     };
   }
 
@@ -384,6 +389,7 @@ export class PolicyController {
               message: p.message,
             },
       lastRunResult: state.lastRunResult,
+      scope: state.scope,
     });
   }
 
@@ -578,6 +584,7 @@ export class PolicyController {
     this.deps.stopSignal.addEventListener('abort', stop, { once: true });
     if (this.deps.stopSignal.aborted) abort.abort('shutting_down');
     state.run = abort;
+    this.noteScope(entry, policy, state, log);
     const { runPolicy, gate, fields, message } = this.windowed(policy, state, this.deps.clock.wall());
     // Whether this run may act on the skew it finds (mode Evict, inside its window): where it may not, the skew is
     // reported but not alerted on.
@@ -623,6 +630,16 @@ export class PolicyController {
     metrics.observeCycle(name, seconds, result, trigger);
     if (this.live(name, state)) await this.syncStatus(name);
     return onceOutcome(result, state);
+  }
+
+  /** A scope that selects nothing: a warning and an Event when it starts (or changes), the condition meanwhile. */
+  private noteScope(entry: PolicyEntry, policy: Policy, state: PolicyState, log: Logger): void {
+    const before = state.scope;
+    state.scope = scopeProblem(policy, this.deps.cache.scopeView());
+    if (state.scope !== undefined && state.scope !== before) {
+      log.warn(state.scope);
+      this.deps.events.record(policyTarget(entry), 'Warning', 'ScopeSelectsNothing', state.scope);
+    }
   }
 
   /**
@@ -676,8 +693,19 @@ export class PolicyController {
     for (const s of run.firstPlan.plan.skipped) {
       log.debug({ pod: `${s.namespace}/${s.name}`, strategy: s.strategy, reason: s.reason }, 'pod skipped');
     }
+    const {
+      stop,
+      text: stopText,
+      next,
+    } = stopReport(
+      { halted, degraded: run.degraded?.message, limitReached: run.limitReached, lastPlan: run.lastPlan },
+      entry.policy?.spec.schedule,
+      this.deps.clock.wall(),
+      rfc3339,
+    );
     // What on-call reads in `kubectl get rbp`: real evictions only, and the skew the run left behind.
     state.lastPlan = {
+      ...(stopText !== undefined ? { stoppedBy: stopText } : {}),
       evictions: counts.evicted,
       dryRunEvictions: counts.dry_run,
       skipped: skipped.length,
@@ -694,7 +722,8 @@ export class PolicyController {
     const summary =
       `${counts.evicted} evicted, ${counts.dry_run} dry-run, ${counts.pdb_blocked} blocked by budgets, ` +
       `${counts.failed} failed, ${counts.not_found} gone, ${skipped.length} skipped${reasonsText(state.lastPlan)}; ` +
-      `max skew ${before} → ${after} (${run.plans} plan${run.plans === 1 ? '' : 's'})`;
+      `max skew ${before} → ${after} (${run.plans} plan${run.plans === 1 ? '' : 's'})` +
+      (stopText === undefined ? '' : `; stopped by ${stopText}`);
     // `skipped` is every skip the summary counts; the executor's own share is `skippedAtEviction`.
     const { skipped: skippedAtEviction, ...outcomes } = counts;
     const fields = {
@@ -705,6 +734,8 @@ export class PolicyController {
       maxSkewBefore: before,
       maxSkewAfter: after,
       halted,
+      ...(stop !== undefined ? { stoppedBy: stop } : {}),
+      ...(next !== undefined ? { nextCycle: next } : {}),
     };
     if (aborted !== undefined) {
       const why = ABORT_TEXT[aborted];

@@ -1,7 +1,7 @@
 // `kube-rebalancer run --once`: sync the caches, run one cycle of every policy in turn, report, exit. For clusters
 // that run the rebalancer as a Job or CronJob (manifests/cronjob/) instead of the Deployment. Exit 0 when every cycle
 // succeeded (suspended policies are skipped), 1 when one failed: an invalid spec, a failed or interrupted cycle, a
-// Degraded pause, or caches that did not sync in time. The reasons go to the log and, one line, to stderr.
+// Degraded pause, caches that did not sync in time, or no RebalancePolicy CRD (at its first 404, naming it). The reasons go to the log and, one line, to stderr.
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
 import type { OnceResult, Operator } from './operator.js';
@@ -9,7 +9,8 @@ import type { OnceResult, Operator } from './operator.js';
 export const DEFAULT_SYNC_TIMEOUT_MS = 120_000;
 
 export interface OnceDeps {
-  readonly operator: Pick<Operator, 'start' | 'waitForSync' | 'runAllOnce' | 'shutdown'>;
+  readonly operator: Pick<Operator, 'start' | 'waitForSync' | 'runAllOnce' | 'shutdown'> &
+    Partial<Pick<Operator, 'crdMissing'>>;
   readonly logger: Logger;
   readonly stderr: (line: string) => void;
   readonly clock?: Clock;
@@ -32,13 +33,18 @@ export async function runOnce(deps: OnceDeps): Promise<number> {
   const timeoutMs = deps.syncTimeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS;
   operator.start();
   const timer = new AbortController();
-  const synced = await Promise.race([
+  // Without the CRD no sync can happen: give up at once, naming it, instead of at the sync timeout.
+  const synced = await Promise.race<boolean | string>([
     operator.waitForSync().then(() => true),
     clock.sleep(timeoutMs, timer.signal).then(() => false),
+    ...(operator.crdMissing !== undefined ? [operator.crdMissing()] : []),
   ]);
   timer.abort();
   let code: number;
-  if (!synced) {
+  if (typeof synced === 'string') {
+    deps.stderr(`error: ${synced}\n`);
+    code = 1;
+  } else if (!synced) {
     const message = `the caches did not sync within ${Math.round(timeoutMs / 1000)}s; no cycle ran`;
     logger.error(message);
     deps.stderr(`error: ${message}\n`);

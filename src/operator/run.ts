@@ -24,6 +24,7 @@ import {
   processEnvironment,
 } from '../kube/kubeconfig.js';
 import { runOnce } from './once.js';
+import { LOG_FORMATS, textDestination } from './textLog.js';
 import { createOperator } from './operator.js';
 import { openListeners, servingFlagProblem } from './serving.js';
 
@@ -41,6 +42,8 @@ export interface RunOperatorOptions {
   readonly kubeApiQps: number;
   readonly kubeApiBurst: number;
   readonly logLevel?: string;
+  /** json (default: one JSON record per line) or text (readable times, for a terminal). */
+  readonly logFormat?: string;
   /** One cycle of every policy, then exit (once.ts). */
   readonly once?: boolean;
   /** A KubeSchedulerConfiguration file (e.g. a mounted ConfigMap): the prediction follows its default profile. */
@@ -78,8 +81,12 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     return badInput(`invalid --log-level ${JSON.stringify(level)} (${LOG_LEVELS.join(', ')})`);
   // The program's name under `name`: parts log their own `component` (events, cron, leader-election), and a second
   // `component` key in one JSON line would leave readers to pick one.
+  const format = opts.logFormat ?? 'json';
+  if (!(LOG_FORMATS as readonly string[]).includes(format))
+    return badInput(`invalid --log-format ${JSON.stringify(format)} (${LOG_FORMATS.join(', ')})`);
   const logOptions = { level, name: 'kube-rebalancer', base: {} };
-  const logger = io.log !== undefined ? pino(logOptions, io.log) : pino(logOptions);
+  const destination = format === 'text' ? textDestination(io.log ?? process.stdout) : io.log;
+  const logger = destination !== undefined ? pino(logOptions, destination) : pino(logOptions);
   if (!(opts.kubeApiQps > 0)) return badInput(`--kube-api-qps must be > 0 (got ${opts.kubeApiQps})`);
   if (!Number.isInteger(opts.kubeApiBurst) || opts.kubeApiBurst < 1) {
     return badInput(`--kube-api-burst must be an integer >= 1 (got ${opts.kubeApiBurst})`);

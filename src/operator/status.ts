@@ -16,7 +16,9 @@
 //              paused until the replacement is scheduled or the spec changes), the last cycle failed (CycleFailed),
 //              or a `usage: Metrics` strategy had no metrics.k8s.io to plan with (MetricsUnavailable: the message
 //              names the API and the HTTP status; the next cycle that reads metrics clears it).
-//   Ready      True when the policy is valid, not suspended and not degraded: it runs on its schedule.
+//   Ready      True when the policy is valid, not suspended and not degraded: it runs on its schedule. Its reason is
+//              OutsideWindow (still True) outside every maintenance window, for the STATUS printer column; its message
+//              says when the scope selects nothing (a namespace that does not exist, a selector matching no pod).
 //   OutsideWindow  (only for a policy with spec.windows) True outside every maintenance window, with the next
 //              window's start; reason WindowClosed when a window ended during a cycle (maintenanceWindows.ts).
 import type { KubeApi } from '../kube/kubeClient.js';
@@ -39,6 +41,8 @@ export interface LastPlanStatus {
   readonly maxSkewBefore?: number;
   /** Why pods were skipped, by class, most frequent first (at most 10); the counts add up to `skipped` when ≤ 10 classes. */
   readonly skippedReasons: readonly { readonly reason: string; readonly count: number }[];
+  /** What ended the cycle with work left (a limit, a budget, the window, the pause) and when the next one runs. */
+  readonly stoppedBy?: string;
 }
 
 export interface PolicyCondition {
@@ -116,6 +120,8 @@ export interface StatusInput {
   readonly pause?: PauseStatus | undefined;
   readonly lastRunResult?: LastRunResult | undefined;
   readonly outsideWindow?: { readonly status: boolean; readonly reason: string; readonly message: string };
+  /** What is wrong with the policy's scope (a namespace that does not exist, a selector matching no pod). */
+  readonly scope?: string | undefined;
 }
 
 function condition(input: StatusInput, type: string, value: boolean, reason: string, message: string): PolicyCondition {
@@ -138,7 +144,12 @@ function readiness(input: StatusInput): { ready: boolean; reason: string; messag
   if (input.degraded !== undefined) {
     return { ready: false, reason: 'Degraded', message: `degraded: ${input.degraded.message}` };
   }
-  const message = `runs on schedule ${JSON.stringify(input.schedule ?? '')} in ${input.mode ?? 'DryRun'} mode`;
+  const runs = `runs on schedule ${JSON.stringify(input.schedule ?? '')} in ${input.mode ?? 'DryRun'} mode`;
+  const message = input.scope === undefined ? runs : `${runs}; ${input.scope}`;
+  // Outside every window the policy runs but cannot evict: the STATUS printer column (this reason) says so.
+  if (input.outsideWindow?.status === true) {
+    return { ready: true, reason: 'OutsideWindow', message: `${message}; ${input.outsideWindow.message}` };
+  }
   return { ready: true, reason: 'Ready', message };
 }
 

@@ -30,6 +30,7 @@ import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
+import { lifecycleReason } from '../model/lifecycleTaints.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '../strategies/types.js';
@@ -257,6 +258,11 @@ export class Planner {
       }
       if (!target && !rules.withoutTarget) return placementRefusal('no node where the replacement would help');
     }
+    // A node in its lifecycle's hands (cordoned, not ready, being removed) is never where a move is meant to land.
+    const leaving = [...(target === undefined ? [] : [target]), ...ties]
+      .map(lifecycleReason)
+      .find((r) => r !== undefined);
+    if (leaving !== undefined) return placementRefusal(`${leaving}: never a landing target`);
     const unhelpful = target === undefined ? undefined : rules.helps(pod, target, from, ties);
     if (unhelpful !== undefined) return placementRefusal(unhelpful);
     const dependents = this.state.affinityDependents(pod, from);

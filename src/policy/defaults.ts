@@ -15,7 +15,10 @@ export interface PolicyInput {
   mode?: PolicyMode;
   namespaces?: { include?: readonly string[]; exclude?: readonly string[] };
   podSelector?: Selector;
-  /** Each strategy's section as its policy section read it (src/strategies/<key>/policy.ts), by key. */
+  /**
+   * Each strategy's section as its policy section read it (src/strategies/<key>/policy.ts), by key; a key is
+   * undefined where the policy has no such section (that strategy is off).
+   */
   strategies?: Readonly<Record<string, object | undefined>>;
   eviction?: {
     priorityThreshold?: PriorityThreshold;
@@ -39,6 +42,9 @@ export interface PolicyInput {
 
 const MINUTE = 60_000;
 
+/** The section that runs when a policy names no strategy at all: the rebalancer's reason to exist. */
+export const DEFAULT_STRATEGY = 'topologySpread';
+
 /** The defaults, one commented value each; the same values as the CRD schema's `default:` entries. */
 export const DEFAULT_SPEC: PolicySpec = deepFreeze({
   // Every 5 minutes: frequent enough to catch churn, slow enough that replacements settle between cycles.
@@ -54,8 +60,9 @@ export const DEFAULT_SPEC: PolicySpec = deepFreeze({
   },
   // No selector = every pod (an explicit `{}` means the same; the API's nil "nothing" is not useful for a policy).
   podSelector: MATCH_EVERYTHING,
-  // Each strategy's defaults, with their reasons, are in its folder: src/strategies/<key>/policy.ts.
-  strategies: sections(STRATEGIES, () => undefined),
+  // No spec.strategies: topologySpread alone (what a policy names is what runs; see sections() below). Each
+  // strategy's defaults, with their reasons, are in its folder: src/strategies/<key>/policy.ts.
+  strategies: sections(STRATEGIES, undefined),
   eviction: {
     // system-cluster-critical and above (cluster add-ons, node agents) are never evicted.
     priorityThreshold: { className: 'system-cluster-critical' },
@@ -88,10 +95,26 @@ export const DEFAULT_SPEC: PolicySpec = deepFreeze({
   timeZone: 'UTC',
 });
 
-/** spec.strategies: every registered strategy's section, its defaults overridden by what `given` has for it. */
-function sections(strategies: StrategyRegistry, given: (key: string) => object | undefined): StrategySections {
+/**
+ * spec.strategies: every registered strategy's section. What a policy names is what runs (DESIGN.md): a section
+ * present runs (its `enabled` defaults to true, so `enabled: false` is the only way to keep a present one off), with
+ * its strategy's defaults under what `given` sets; an absent section is off. A policy that names no section at all
+ * (`strategies` absent, null or `{}`) runs topologySpread alone, so a bare policy balances spread and evicts for
+ * nothing else: a cordon, a taint or a label change is never acted on unless a policy asks for it.
+ */
+function sections(
+  strategies: StrategyRegistry,
+  given: Readonly<Record<string, object | undefined>> | undefined,
+): StrategySections {
+  const named = given !== undefined && strategies.all.some((s) => given[s.key] !== undefined);
   const out: Record<string, StrategyConfig> = {};
-  for (const s of strategies.all) out[s.key] = { ...s.policy.defaults, ...defined(given(s.key)) };
+  for (const s of strategies.all) {
+    const section = named ? given[s.key] : s.key === DEFAULT_STRATEGY ? {} : undefined;
+    out[s.key] =
+      section === undefined
+        ? { ...s.policy.defaults, enabled: false }
+        : { ...s.policy.defaults, enabled: true, ...defined(section) };
+  }
   // Every registry extends the built-in one (registry.ts), so every built-in section is there.
   return out as StrategySections;
 }
@@ -120,7 +143,8 @@ function defined<T extends object>(o: T | undefined): Partial<T> {
 
 /**
  * The one place defaults are applied: every value `input` lacks comes from DEFAULT_SPEC, and every section of
- * spec.strategies from its strategy's defaults (one section per strategy of `strategies`).
+ * spec.strategies from its strategy's defaults (one section per strategy of `strategies`), on when the policy
+ * names it, off when it does not.
  */
 export function applyDefaults(input: PolicyInput, strategies: StrategyRegistry = STRATEGIES): PolicySpec {
   const d = DEFAULT_SPEC;
@@ -130,7 +154,7 @@ export function applyDefaults(input: PolicyInput, strategies: StrategyRegistry =
     mode: input.mode ?? d.mode,
     namespaces: { ...d.namespaces, ...defined(input.namespaces) },
     podSelector: input.podSelector ?? d.podSelector,
-    strategies: sections(strategies, (key) => input.strategies?.[key]),
+    strategies: sections(strategies, input.strategies),
     eviction: { ...d.eviction, ...defined(input.eviction) },
     triggers: { ...d.triggers, ...defined(input.triggers) },
     windows: input.windows ?? d.windows,

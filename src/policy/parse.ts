@@ -202,8 +202,11 @@ function readStrategies(r: Reader, spec: Obj | undefined, strategies: StrategyRe
   );
   // Every section's unknown fields first, then the fields, in the registry's order.
   const sections = strategies.all.map((st) => [st, r.object(s, st.key, path, st.policy.fields)] as const);
-  const out: Record<string, object> = {};
-  for (const [st, section] of sections) out[st.key] = st.policy.read(r, section, `${path}.${st.key}`);
+  const out: Record<string, object | undefined> = {};
+  // An absent (or null) section stays undefined: that strategy is off (defaults.ts, "what a policy names is what runs").
+  for (const [st, section] of sections) {
+    out[st.key] = section === undefined ? undefined : st.policy.read(r, section, `${path}.${st.key}`);
+  }
   return out;
 }
 

@@ -102,11 +102,11 @@ export const STRATEGIES: StrategyRegistry = createRegistry(BUILTIN_STRATEGIES);
 
 /**
  * A strategy's section of a policy's (defaulted) spec.strategies. A policy read before the strategy was registered
- * has no such section: the strategy's defaults apply, as the CRD's would.
+ * has no such section, and a section a policy does not name is off.
  */
 export function configOf<C extends StrategyConfig>(
   sections: Readonly<Record<string, StrategyConfig | undefined>>,
   strategy: { readonly key: string; readonly policy: PolicySection<C> },
 ): C {
-  return (sections[strategy.key] as C | undefined) ?? strategy.policy.defaults;
+  return (sections[strategy.key] as C | undefined) ?? { ...strategy.policy.defaults, enabled: false };
 }

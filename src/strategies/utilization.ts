@@ -148,7 +148,8 @@ export function above(u: Utilization, percents: ResourcePercents): boolean {
 
 /**
  * The nodes a utilization strategy classifies: Ready ones (the descheduler is given Ready nodes only). An
- * unschedulable node is never underutilized: nothing can be moved onto it.
+ * unschedulable node, or one carrying a lifecycle taint (model/lifecycleTaints.ts), is never underutilized: nothing
+ * is to be moved onto it.
  */
 export function classifiedNodes(ctx: Pick<LoadContext, 'nodes'>): NodeInfo[] {
   return ctx.nodes.filter((n) => n.ready);

@@ -2,7 +2,8 @@
 // filter would say about placing that pod there today.
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analysis/analyze.js';
-import { DEFAULT_POLICY, parsePolicy } from '../../src/policy/parse.js';
+import { LIFECYCLE_TAINT_KEYS } from '../../src/model/lifecycleTaints.js';
+import { parsePolicy } from '../../src/policy/parse.js';
 import type { PolicySpec } from '../../src/policy/types.js';
 import { buildSnapshot, HOSTNAME, makeNamespace, makeNode, makePod, ZONE } from '../builders.js';
 
@@ -15,7 +16,12 @@ function specWith(spec: Record<string, unknown>): PolicySpec {
   ).spec;
 }
 
-function violations(objects: Built[], spec: PolicySpec = DEFAULT_POLICY.spec): string[] {
+/** The rule strategies a policy names when it asks for placement rules (podAffinity stays off unless named). */
+const RULES: PolicySpec = specWith({
+  strategies: { topologySpread: {}, podAntiAffinity: {}, nodeAffinity: {}, nodeTaints: {} },
+});
+
+function violations(objects: Built[], spec: PolicySpec = RULES): string[] {
   return analyze(buildSnapshot(objects), spec)
     .violations.map((v) => `${v.strategy}${v.soft ? '(soft)' : ''} ${v.pod.name}@${v.node}`)
     .sort();
@@ -205,6 +211,26 @@ describe('node taints', () => {
     },
   ])('$name', ({ objects, spec, want }) => {
     expect(violations(objects, spec)).toEqual(want);
+  });
+});
+
+describe("a cordon is not a violation: the node lifecycle's own taints never count", () => {
+  // Every policy that names nodeTaints, with PreferNoSchedule included and nothing excluded: the widest one.
+  const widest = specWith({ strategies: { nodeTaints: { includePreferNoSchedule: true } } });
+  it.each(
+    [...LIFECYCLE_TAINT_KEYS].flatMap((key) =>
+      (['NoSchedule', 'NoExecute', 'PreferNoSchedule'] as const).map((effect) => ({ key, effect })),
+    ),
+  )('$key:$effect on the node of a pod that does not tolerate it', ({ key, effect }) => {
+    expect(violations([makeNode('n1').taint(key, undefined, effect), pod('web-1', 'n1')], widest)).toEqual([]);
+  });
+
+  it('a cordoned node (spec.unschedulable and its taint) holds no violation, and another taint there still counts', () => {
+    const cordoned = makeNode('n1').unschedulable().taint('node.kubernetes.io/unschedulable', undefined, 'NoSchedule');
+    expect(violations([cordoned, pod('web-1', 'n1')], widest)).toEqual([]);
+    expect(violations([cordoned.taint('dedicated', 'gpu', 'NoSchedule'), pod('web-1', 'n1')], widest)).toEqual([
+      'NodeTaints web-1@n1',
+    ]);
   });
 });
 

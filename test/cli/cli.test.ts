@@ -78,9 +78,17 @@ describe('kube-rebalancer CLI', () => {
       `readme-${second.length}.yaml`,
       `${readFileSync('examples/new-taint.yaml', 'utf8')}---\n${second}`,
     );
-    const r = await run('plan', '--snapshot', path, '-o', 'table');
+    // The example carries its own policy, so the saved one is picked by name.
+    const r = await run(
+      'plan',
+      '--snapshot',
+      path,
+      '-o',
+      'table',
+      ...(second === '' ? [] : ['--policy-name', 'saved']),
+    );
     expect(r.code).toBe(0);
-    expect(r.out.split('\n')[0]).toMatch(second === '' ? /^Policy \S+ \(/ : /^Policy saved \(DryRun\)/);
+    expect(r.out.split('\n')[0]).toMatch(second === '' ? /^Policy taints \(/ : /^Policy saved \(DryRun\)/);
   });
 
   it('plan -o table shows skew before and after per workload', async () => {
@@ -132,6 +140,45 @@ describe('kube-rebalancer CLI', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/Deployment\/web\s+topology\.kubernetes\.io\/zone\s+1\s+5\s+3\s+2\s+0/);
     expect(r.out).toContain('converged');
+  });
+
+  describe('--policy-name', () => {
+    const policyDoc = (name: string, mode: string): string =>
+      `---\napiVersion: rebalancer.dev/v1alpha1\nkind: RebalancePolicy\nmetadata:\n  name: ${name}\nspec:\n  mode: ${mode}\n`;
+    const two = (): string =>
+      file('two-policies.yaml', `${NODE}${policyDoc('zeta', 'Evict')}${policyDoc('alpha', 'DryRun')}`);
+
+    it.each(['plan', 'simulate'])('%s picks the policy named, not the alphabetically first', async (command) => {
+      const r = await run(command, '--snapshot', two(), '--policy-name', 'zeta');
+      expect(r.code, r.err).toBe(0);
+      const plan = JSON.parse(r.out) as { policy?: string; cycles?: { policy: string }[] };
+      expect(plan.policy ?? plan.cycles?.[0]?.policy).toBe('zeta');
+    });
+
+    it.each(['plan', 'simulate'])('%s with several policies and no name exits 2 listing them', async (command) => {
+      const r = await run(command, '--snapshot', two());
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toContain('has 2 RebalancePolicies (zeta, alpha); choose one with --policy-name NAME');
+    });
+
+    it('a name the cluster lacks exits 2 naming the ones it has', async () => {
+      const r = await run('plan', '--snapshot', two(), '--policy-name', 'beta');
+      expect(r.code).toBe(2);
+      expect(r.err).toContain('RebalancePolicy beta: not found (--policy-name); it has zeta, alpha');
+    });
+
+    it('the only policy needs no name', async () => {
+      const r = await run(
+        'plan',
+        '--snapshot',
+        file('one-policy.yaml', `${NODE}${policyDoc('solo', 'Evict')}`),
+        '-o',
+        'table',
+      );
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(/^Policy solo \(Evict\)/);
+    });
   });
 
   it('--policy overrides the snapshot policy', async () => {

@@ -8,6 +8,7 @@
 //             hung, the replica leads within leaseDuration + retryPeriod once the server answers again
 //   smaller   every request has a deadline from the call (queueing included); answers are size-limited; a 429's
 //             Retry-After delays that request only, capped
+import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -43,6 +44,13 @@ async function until(what: string, check: () => boolean, ms = 5_000): Promise<vo
     if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** A fencing controller as the operator makes one (operator.ts): every queued request listens on its signal. */
+function fence(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -90,7 +98,7 @@ describe('fencing at write time (defect 1)', () => {
   it('withdraws a queued eviction as soon as leadership is lost, without waiting for a socket', async () => {
     const { server, held, release } = await heldPool();
     let leading = true;
-    const fencing = new AbortController();
+    const fencing = fence();
     const c = clients(server, { fence: () => leading, fenceSignal: () => fencing.signal });
     const lists = Array.from({ length: 32 }, () => c.core.listPodForAllNamespaces({ limit: 500 }));
     await until('32 held GETs', () => held.length === 32);
@@ -144,7 +152,7 @@ describe('Lease lost while 32 slow GETs hold the sockets (defect 1, with the ele
       createNamespacedLease: (p: { body: unknown }) => call(() => (lease = { ...(p.body as object) })),
       replaceNamespacedLease: (p: { body: unknown }) => call(() => (lease = { ...(p.body as object) })),
     };
-    let fencing = new AbortController();
+    let fencing = fence();
     let lostAt: number | undefined;
     const elector = createLeaderElector({
       api: leases,
@@ -156,7 +164,7 @@ describe('Lease lost while 32 slow GETs hold the sockets (defect 1, with the ele
       leaseDurationMs: 1_500,
       renewDeadlineMs: 1_000,
       retryPeriodMs: 100,
-      onStartedLeading: () => (fencing = new AbortController()),
+      onStartedLeading: () => (fencing = fence()),
       onStoppedLeading: () => {
         lostAt = performance.now();
         fencing.abort();

@@ -44,7 +44,7 @@ const DEFAULT_SPEC = {
   strategies: {
     topologySpread: { enabled: true, includeSoftConstraints: false, defaultConstraints: [] },
     podAntiAffinity: { enabled: true },
-    podAffinity: { enabled: false },
+    podAffinity: { enabled: true },
     nodeAffinity: { enabled: true, required: true, preferred: false },
     nodeTaints: { enabled: true, includePreferNoSchedule: false, excludedTaints: [] },
   },
@@ -68,8 +68,11 @@ const DEFAULT_SPEC = {
   timeZone: 'UTC',
 };
 
-/** DESIGN.md's spec, its five strategy sections included; further sections allowed. */
-const DESIGN_SPEC = { ...DEFAULT_SPEC, strategies: expect.objectContaining(DEFAULT_SPEC.strategies) };
+/**
+ * DESIGN.md's spec as the CRD defaults an empty one: without strategies, since what a policy names is what runs and
+ * the CRD must not default an absent section into existence (the operator then runs topologySpread alone).
+ */
+const { strategies: DESIGN_SECTIONS, ...DESIGN_SPEC } = DEFAULT_SPEC;
 
 // ---- CEL rules and their intent -----------------------------------------------------------------------------------
 
@@ -84,6 +87,9 @@ interface CelIntent {
 const has = (object: Parsed, field: string): boolean =>
   object !== null && typeof object === 'object' && field in object;
 
+/** The schedules' rule: 5 or 6 fields, numbers of at most two digits (RE2 and JavaScript read it alike). */
+const CRON_REGEX = String.raw`^\s*(?:[0-9]{1,2}(?:[A-Za-z*/,?#-][0-9]{0,2})*|(?:[A-Za-z*/,?#-][0-9]{0,2})+)(\s+(?:[0-9]{1,2}(?:[A-Za-z*/,?#-][0-9]{0,2})*|(?:[A-Za-z*/,?#-][0-9]{0,2})+)){4,5}\s*$`;
+
 /** Keyed by the rule's message, which is what a user sees. */
 const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
   'namespaces.include and namespaces.exclude must not share a namespace': {
@@ -92,14 +98,29 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
     intent: (self) =>
       !has(self, 'include') || !has(self, 'exclude') || !self.include.some((n: string) => self.exclude.includes(n)),
   },
-  'values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist': {
+  'values must be non-empty for operators In and NotIn': {
     path: '.spec.podSelector.matchExpressions[*]',
-    rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
-    intent: (self) =>
-      ['In', 'NotIn'].includes(self.operator)
-        ? has(self, 'values') && self.values.length > 0
-        : !has(self, 'values') || self.values.length === 0,
+    rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+    intent: (self) => !['In', 'NotIn'].includes(self.operator) || (has(self, 'values') && self.values.length > 0),
   },
+  'values must be empty for operators Exists and DoesNotExist': {
+    path: '.spec.podSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+    intent: (self) =>
+      !['Exists', 'DoesNotExist'].includes(self.operator) || !has(self, 'values') || self.values.length === 0,
+  },
+  'must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits':
+    {
+      path: '.spec.schedule',
+      rule: `self.matches(r'${CRON_REGEX}')`,
+      intent: (self) => new RegExp(CRON_REGEX).test(self),
+    },
+  "a window's schedule must be a cron expression with 5 fields, or 6 with seconds first, each number at most two digits":
+    {
+      path: '.spec.windows[*].schedule',
+      rule: `self.matches(r'${CRON_REGEX}')`,
+      intent: (self) => new RegExp(CRON_REGEX).test(self),
+    },
   'minDomains may only be set when whenUnsatisfiable is DoNotSchedule': {
     path: '.spec.strategies.topologySpread.defaultConstraints[*]',
     rule: "!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'",
@@ -208,7 +229,7 @@ describe('RebalancePolicy CRD: identity', () => {
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
   });
 
-  it('prints mode, schedule, status (Ready/Invalid/Degraded/Suspended), last run, last evictions, max skew and age', () => {
+  it('prints mode, schedule, status (Ready/OutsideWindow/Invalid/Degraded/Suspended), last run, last evictions, last dry-run evictions, max skew and age', () => {
     const columns = version.additionalPrinterColumns as Array<{ name: string; priority?: number; jsonPath: string }>;
     expect(columns.filter((column) => (column.priority ?? 0) === 0).map((column) => column.name)).toEqual([
       'Mode',
@@ -216,9 +237,11 @@ describe('RebalancePolicy CRD: identity', () => {
       'Status',
       'Last Run',
       'Last Evictions',
+      'Last Dry-Run',
       'Max Skew',
       'Age',
     ]);
+    expect(columns.find((c) => c.name === 'Last Dry-Run')?.jsonPath).toBe('.status.lastPlan.dryRunEvictions');
     expect(columns.find((c) => c.name === 'Status')?.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].reason');
   });
 
@@ -367,6 +390,17 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
     ).toEqual(DESIGN_SPEC);
   });
 
+  it('defaults a section present to the values DESIGN.md writes, on, and adds no section the spec does not name', () => {
+    const named = Object.fromEntries(Object.keys(DESIGN_SECTIONS).map((key) => [key, {}]));
+    expect(admit(policy({ strategies: named })).defaulted.spec.strategies).toEqual(DESIGN_SECTIONS);
+    expect(admit(policy({ strategies: { lowNodeUtilization: {} } })).defaulted.spec.strategies).toEqual({
+      lowNodeUtilization: expect.objectContaining({ enabled: true }),
+    });
+    expect(admit(policy({ strategies: { nodeTaints: { enabled: false } } })).defaulted.spec.strategies).toEqual({
+      nodeTaints: { enabled: false, includePreferNoSchedule: false, excludedTaints: [] },
+    });
+  });
+
   it('defaults the fields a partial spec leaves out, and no more', () => {
     const { defaulted, openApi: errors } = admit(
       policy({ namespaces: { include: ['shop'] }, eviction: { priorityThreshold: { value: 100 }, maxPerCycle: 0 } }),
@@ -436,6 +470,7 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
       'violations',
       'maxSkewObserved',
       'maxSkewBefore',
+      'stoppedBy',
       'skippedReasons',
     ]);
     expect(Object.keys(nodeAt('.status.totals').properties)).toEqual(['evicted', 'failed']);
@@ -641,11 +676,24 @@ describe('RebalancePolicy CRD: CEL rules', () => {
     ['DoesNotExist', [], true],
     ['Exists', ['a'], false],
     ['DoesNotExist', ['a'], false],
+    // An unknown operator is the enum's to report: no rule adds a false line about values.
+    ['Inn', ['a'], true],
+    ['Inn', undefined, true],
   ])('operator %s with values %j is valid: %s', (operator, values, ok) => {
     const requirement = { key: 'app', operator, ...(values ? { values } : {}) };
-    const intent =
-      CEL_INTENTS['values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist']!;
-    expect(intent.intent(requirement)).toBe(ok);
+    const rules = [
+      CEL_INTENTS['values must be non-empty for operators In and NotIn']!,
+      CEL_INTENTS['values must be empty for operators Exists and DoesNotExist']!,
+    ];
+    expect(rules.every((r) => r.intent(requirement))).toBe(ok);
+  });
+
+  it('answers a bad schedule in words, never with the regex', () => {
+    const { openApi, cel } = admit(policy({ schedule: '*/5 * * *' }));
+    expect(openApi).toEqual([]);
+    expect(cel).toEqual([
+      '.spec.schedule: must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits',
+    ]);
   });
 
   it.each([
@@ -681,7 +729,8 @@ describe('RebalancePolicy samples', () => {
   it('default-dryrun.yaml is the default policy, written out', () => {
     const sample = readSample(SAMPLES, 'default-dryrun.yaml');
     expect(sample.metadata.name).toBe('default');
-    expect(sample.spec).toEqual(DESIGN_SPEC);
+    // The one section that runs without strategies, written out.
+    expect(sample.spec).toEqual({ ...DESIGN_SPEC, strategies: { topologySpread: DESIGN_SECTIONS.topologySpread } });
     expect(sample.spec.mode).toBe('DryRun');
   });
 

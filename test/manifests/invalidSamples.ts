@@ -2,11 +2,17 @@
 // Checked twice: by test/manifests/crd.test.ts (ajv plus the rules' intent) and by test/integration/install.test.ts
 // (the real API server, whose message must name the same field).
 export const INVALID_SAMPLES: Readonly<Record<string, { readonly openApi: string } | { readonly cel: string }>> = {
-  'bad-cron.yaml': { openApi: '/spec/schedule' },
-  'huge-cron-range.yaml': { openApi: '/spec/schedule' },
+  'bad-cron.yaml': {
+    cel: '.spec.schedule: must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits',
+  },
+  'huge-cron-range.yaml': {
+    cel: '.spec.schedule: must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits',
+  },
   'bad-duration.yaml': { openApi: '/spec/eviction/minPodAge' },
   'bad-debounce.yaml': { openApi: '/spec/triggers/debounce' },
-  'bad-window-cron.yaml': { openApi: '/spec/windows/0/schedule' },
+  'bad-window-cron.yaml': {
+    cel: ".spec.windows[0].schedule: a window's schedule must be a cron expression with 5 fields, or 6 with seconds first, each number at most two digits",
+  },
   'bad-timezone.yaml': { openApi: '/spec/timeZone' },
   'zero-window-duration.yaml': { cel: ".spec.windows[0].duration: a window's duration must be positive" },
   'negative-maxskew.yaml': { openApi: '/spec/strategies/topologySpread/defaultConstraints/0/maxSkew' },
@@ -20,7 +26,7 @@ export const INVALID_SAMPLES: Readonly<Record<string, { readonly openApi: string
     cel: '.spec.namespaces: namespaces.include and namespaces.exclude must not share a namespace',
   },
   'exists-with-values.yaml': {
-    cel: '.spec.podSelector.matchExpressions[0]: values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist',
+    cel: '.spec.podSelector.matchExpressions[0]: values must be empty for operators Exists and DoesNotExist',
   },
 };
 

@@ -9,7 +9,7 @@ import { planCycle } from '../../src/planner/plan.js';
 import type { RebalancePlan } from '../../src/planner/types.js';
 import { ClusterState } from '../../src/scheduling/clusterState.js';
 import { canPlaceOn } from '../../src/scheduling/placement.js';
-import { buildSnapshot, makePolicy } from '../builders.js';
+import { buildSnapshot, makePolicy, RULE_STRATEGIES } from '../builders.js';
 
 export type Built = Parameters<typeof buildSnapshot>[0][number];
 type Json = Record<string, unknown>;
@@ -39,7 +39,8 @@ function merge(base: Json, extra: Json): Json {
 export function permissivePolicy(spec: Json = {}): Policy {
   const base: Json = {
     mode: 'Evict',
-    strategies: { podAffinity: { enabled: true } },
+    // The descheduler's plugins of these rules, all enabled in its tests.
+    strategies: { ...RULE_STRATEGIES, podAffinity: { enabled: true } },
     eviction: {
       maxPerCycle: 1000,
       maxPerNode: 1000,

@@ -598,6 +598,7 @@ export function rawPolicyOf(p: PolicyGen): Json {
           ? { defaultConstraints: [{ maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule' }] }
           : {}),
       },
+      podAntiAffinity: {},
       podAffinity: { enabled: p.podAffinity },
       nodeAffinity: { preferred: p.preferredNodeAffinity },
       nodeTaints: { includePreferNoSchedule: p.includePreferNoSchedule, excludedTaints: [...p.excludedTaints] },

@@ -57,7 +57,7 @@ import { describe, expect, it } from 'vitest';
 import { planCycle, type Move } from '../../src/planner/plan.js';
 import { simulate } from '../../src/planner/simulate.js';
 import { parsePolicy } from '../../src/policy/parse.js';
-import { HOSTNAME, ZONE, buildSnapshot, makeNode, makePod, makePolicy } from '../builders.js';
+import { HOSTNAME, ZONE, buildSnapshot, makeNode, makePod, makePolicy, withRuleStrategies } from '../builders.js';
 import { propertyParams } from './clusterArb.js';
 
 const RUNS = Number(process.env['FC_RUNS'] ?? 300);
@@ -514,7 +514,7 @@ function objectsOf(m: Model): Buildable[] {
 
 function policyOf(m: Model): ReturnType<typeof parsePolicy> {
   const spec = { eviction: LARGE, strategies: { topologySpread: { includeSoftConstraints: m.includeSoft } } };
-  return parsePolicy(makePolicy('fewest', spec), { file: 'fewest.yaml' });
+  return parsePolicy(makePolicy('fewest', withRuleStrategies(spec)), { file: 'fewest.yaml' });
 }
 
 /** The cluster in a few lines, for failure messages. */

@@ -18,6 +18,7 @@ import {
   makePdb,
   makePod,
   makePolicy,
+  withRuleStrategies,
   makePriorityClass,
   type NodeBuilder,
   type PodBuilder,
@@ -29,7 +30,7 @@ type Buildable = Json | { obj(): Json };
 const LARGE = { maxPerCycle: 100, maxPerNode: 100, maxPerNamespace: 100, maxPerWorkload: 100 };
 
 function policyOf(spec: Json = {}): Policy {
-  return parsePolicy(makePolicy('test', spec), { file: 'test-policy.yaml' });
+  return parsePolicy(makePolicy('test', withRuleStrategies(spec)), { file: 'test-policy.yaml' });
 }
 
 interface Run extends PlanOutcome {

@@ -15,7 +15,7 @@ import { planCycle, type PlanOutcome } from '../../src/planner/plan.js';
 import { applyMoves } from '../../src/planner/simulate.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import type { PolicySpec } from '../../src/policy/types.js';
-import { HOSTNAME, ZONE, buildSnapshot, makeNode, makePod, makePolicy } from '../builders.js';
+import { HOSTNAME, ZONE, buildSnapshot, makeNode, makePod, makePolicy, withRuleStrategies } from '../builders.js';
 import {
   admissionProblems,
   build,
@@ -345,7 +345,10 @@ describe('regressions found by the safety properties', () => {
       db('db-1', 'hdd-1').annotation('rebalancer.dev/evict', 'never'),
       db('db-2', 'ssd-1'),
     ]);
-    const policy = parsePolicy(makePolicy('p', { strategies: { podAffinity: { enabled: true } } }), { file: 'p.yaml' });
+    const policy = parsePolicy(
+      makePolicy('p', withRuleStrategies({ strategies: { podAffinity: { enabled: true } } })),
+      { file: 'p.yaml' },
+    );
     const { moves, plan } = planCycle(snapshot, policy);
     const after = analyze(applyMoves(snapshot, moves, 1000), policy.spec).violations;
     expect(
@@ -377,7 +380,7 @@ describe('regressions found by the safety properties', () => {
       web('web-1'),
     ]);
     const spec = { strategies: { topologySpread: { enabled: false } }, eviction: { maxPerWorkload: 5 } };
-    const policy = parsePolicy(makePolicy('p', spec), { file: 'p.yaml' });
+    const policy = parsePolicy(makePolicy('p', withRuleStrategies(spec)), { file: 'p.yaml' });
     const { moves, plan } = planCycle(snapshot, policy);
     const spread = withSpread(policy.spec);
     const after = analyze(applyMoves(snapshot, moves, 1000), spread).groups[0]!;

@@ -44,7 +44,12 @@ describe('defaults', () => {
     expect(matchesSelector(podSelector, { any: 'pod' })).toBe(true);
     // Each strategy's section has its strategy's defaults; test/policy/crdMirror.test.ts holds those to the CRD's,
     // and test/manifests/crd.test.ts the CRD's to DESIGN.md.
-    expect(strategies).toEqual(Object.fromEntries(STRATEGIES.all.map((s) => [s.key, s.policy.defaults])));
+    // No spec.strategies: topologySpread alone runs, every other section is off (what a policy names is what runs).
+    expect(strategies).toEqual(
+      Object.fromEntries(
+        STRATEGIES.all.map((s) => [s.key, { ...s.policy.defaults, enabled: s.key === 'topologySpread' }]),
+      ),
+    );
     expect(rest).toEqual({
       schedule: '*/5 * * * *',
       suspend: false,
@@ -105,6 +110,55 @@ describe('defaults', () => {
     expect(policy.spec.namespaces).toEqual({ include: ['shop'], exclude: ['kube-system'] });
     expect(policy.spec.strategies.nodeAffinity).toEqual({ enabled: true, required: true, preferred: true });
     expect(policy.spec.eviction).toMatchObject({ maxPerCycle: 3, maxPerNode: 2 });
+  });
+});
+
+describe('what a policy names is what runs', () => {
+  const running = (spec: Record<string, unknown>): string[] => {
+    const { strategies } = parsePolicy(makePolicy('p', spec), where).spec;
+    return STRATEGIES.all.filter((s) => strategies[s.key]?.enabled === true).map((s) => s.key);
+  };
+
+  it.each<{ name: string; spec: Record<string, unknown>; runs: string[] }>([
+    { name: 'no strategies at all: topologySpread alone', spec: {}, runs: ['topologySpread'] },
+    { name: 'strategies: {} names none: topologySpread alone', spec: { strategies: {} }, runs: ['topologySpread'] },
+    { name: 'strategies: null is no strategies', spec: { strategies: null }, runs: ['topologySpread'] },
+    {
+      name: 'a node-utilization policy balances utilization and nothing else',
+      spec: { strategies: { lowNodeUtilization: {}, removeDuplicates: { excludeOwnerKinds: ['Job'] } } },
+      runs: ['lowNodeUtilization', 'removeDuplicates'],
+    },
+    {
+      name: 'a section present runs without enabled',
+      spec: { strategies: { nodeTaints: { includePreferNoSchedule: true } } },
+      runs: ['nodeTaints'],
+    },
+    {
+      name: 'enabled: false turns a present section off',
+      spec: { strategies: { topologySpread: { enabled: false }, podAffinity: {} } },
+      runs: ['podAffinity'],
+    },
+    {
+      name: 'a null section is absent (as the API server prunes it)',
+      spec: { strategies: { nodeTaints: null } },
+      runs: ['topologySpread'],
+    },
+    {
+      name: 'every section turned off: nothing runs',
+      spec: { strategies: { topologySpread: { enabled: false } } },
+      runs: [],
+    },
+  ])('$name', ({ spec, runs }) => {
+    expect(running(spec)).toEqual(runs);
+  });
+
+  it('a present section keeps its other defaults', () => {
+    const { strategies } = parsePolicy(makePolicy('p', { strategies: { lowNodeUtilization: {} } }), where).spec;
+    expect(strategies.lowNodeUtilization).toEqual({
+      ...STRATEGIES.byName('LowNodeUtilization')!.policy.defaults,
+      enabled: true,
+    });
+    expect(strategies.nodeTaints.enabled).toBe(false);
   });
 });
 

@@ -32,8 +32,8 @@ describe('a strategy registered at run time', () => {
   it('has its own section of spec.strategies, with its defaults', () => {
     const policy = parsePolicy(raw, { file: 'policy.yaml' }, registry);
     expect(policy.spec.strategies['markedForMove']).toEqual({ enabled: true, label: 'example.com/move' });
-    // The built-in sections are there as before.
-    expect(policy.spec.strategies.topologySpread.enabled).toBe(true);
+    // The built-in sections are there, off: the policy names only markedForMove (what a policy names is what runs).
+    expect(policy.spec.strategies.topologySpread).toEqual({ ...STRATEGIES.all[0]!.policy.defaults, enabled: false });
   });
 
   it('is unknown to the built-in registry, whose parser names its section an unknown field', () => {

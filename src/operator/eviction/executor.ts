@@ -19,8 +19,13 @@
 //      finished lane; a lane that did not evict holds its workload for the rest of the run, and every eviction
 //      counts against the run's limits (maxPerCycle, maxPerNode, maxPerNamespace, maxPerWorkload, enforced again
 //      here with the planner's own counters), so a run is bounded by maxPerCycle + number of workloads plans.
-// DryRun (server-side dry-run evictions change nothing) and waitForReplacement: false run one plan and execute it
-// whole, each lane taking its workload's evictions in order.
+// waitForReplacement: false runs one plan and executes it whole, each lane taking its workload's evictions in order.
+// DryRun reports what Evict would do in its place (DESIGN.md, "Reports a user can act on"): server-side dry-run
+// evictions change nothing and no replacement comes to wait for, so with waitForReplacement the run projects the
+// progress instead (dryRunProjection.ts): each step takes the first planned move of every workload, as a paced lane
+// does, sends it as a dry run, then places its replacement where the plan predicted, Ready, and plans again from that
+// projected cluster, under the same run limits, until the plan is done or a limit is reached. Without
+// waitForReplacement it executes one plan whole, as Evict would.
 //
 // Before each eviction, the lane re-checks against the cache: the pod still exists with the planned uid and is
 // not terminating; the run's limits; the pod's budget (exactly one, its status observed by its controller, an
@@ -61,6 +66,7 @@ import type { PdbLedger } from './pdbLedger.js';
 import { RunHalt, type Halt } from './runHalt.js';
 import { RunHolds } from './runHolds.js';
 import { RunReservations } from './runReservations.js';
+import { DryRunProjection } from './dryRunProjection.js';
 
 export interface RunDeps {
   readonly cache: ClusterCache;
@@ -133,6 +139,8 @@ export interface RunResult {
   readonly degraded: Degradation | undefined;
   /** Why the run stopped early, if it did. */
   readonly halted: Halt | undefined;
+  /** The first of the run's own limits that held an eviction back (`limit maxPerNode (2) reached on node a`). */
+  readonly limitReached: string | undefined;
 }
 
 /** What one eviction attempt came to; `paced` is set for an eviction whose replacement the lane must wait for. */
@@ -141,6 +149,10 @@ type Executed = { result: EvictionResult; paced?: EvictionRecord } | undefined;
 export class PolicyRun {
   private readonly dryRun: boolean;
   private readonly pacing: boolean;
+  /** DryRun with waitForReplacement: the run steps through the projected cluster as a paced Evict run would. */
+  private readonly projecting: boolean;
+  private projection: DryRunProjection | undefined;
+  private limitReached: string | undefined;
   private readonly lanes = new EvictionLanes();
   private readonly holds = new RunHolds();
   private readonly reservations: RunReservations;
@@ -156,9 +168,12 @@ export class PolicyRun {
     const spec = opts.policy.spec;
     this.dryRun = spec.mode === 'DryRun';
     this.pacing = !this.dryRun && spec.eviction.waitForReplacement;
+    this.projecting = this.dryRun && spec.eviction.waitForReplacement;
     // Paced, maxPerWorkload bounds the workload's evictions in flight (the shared slot), not the run's: one run goes
     // on, one step at a time, until the workload is done (DESIGN.md). Unpaced, the run executes one plan whole.
-    this.reservations = new RunReservations(spec.eviction, deps.inFlight, { perWorkloadInRun: !this.pacing });
+    this.reservations = new RunReservations(spec.eviction, deps.inFlight, {
+      perWorkloadInRun: !this.pacing && !this.projecting,
+    });
     this.outcomes = new EvictionOutcomes(opts.policy.name, {
       metrics: deps.metrics,
       events: deps.events,
@@ -194,7 +209,8 @@ export class PolicyRun {
   }
 
   private plan(): RunPlan {
-    const cached = this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
+    const cached =
+      this.projection?.snapshot ?? this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
     const snapshot = this.opts.metrics === undefined ? cached : { ...cached, metrics: this.opts.metrics };
     const held = this.holds.merged(
       this.opts.held,
@@ -224,6 +240,22 @@ export class PolicyRun {
         this.opts.onFirstPlan?.(first);
       }
       this.log.debug({ plan: plans, evictions: last.moves.length, planMs }, 'planned');
+      if (this.projecting) {
+        this.projection ??= new DryRunProjection(
+          this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry)),
+        );
+        const stepped = this.startLanes(last);
+        await this.lanes.settled();
+        // The dry runs the API server accepted are placed as the plan predicted; the rest are held for the run.
+        const accepted = stepped.filter((m) => this.projectedOk.has(m.pod.uid));
+        if (accepted.length === 0) break;
+        this.projection.apply(accepted);
+        if (this.halt.reason !== undefined || this.reservations.limits.cycleFull) {
+          stale = true;
+          break;
+        }
+        continue;
+      }
       this.startLanes(last);
       if (this.lanes.size === 0 || !this.pacing) break;
       await this.lanes.waitForProgress(started, planMs, {
@@ -238,8 +270,12 @@ export class PolicyRun {
     }
     await this.lanes.settled();
     this.reservations.releaseAll();
+    if (this.reservations.limits.cycleFull) {
+      this.limitReached ??= `limit maxPerCycle (${this.opts.policy.spec.eviction.maxPerCycle}) reached`;
+    }
     if (stale && this.halt.reason === undefined) {
-      // The loop ended on spent limits while lanes were pacing: one more look at the cluster, for the report.
+      // The loop ended on spent limits while lanes were pacing (or projecting): one more look at the cluster, for the
+      // report.
       last = this.plan();
       plans++;
     }
@@ -250,24 +286,33 @@ export class PolicyRun {
       counts: this.outcomes.counts(),
       degraded: this.degraded,
       halted: this.halt.reason,
+      limitReached: this.limitReached,
     };
   }
 
-  private startLanes(outcome: RunPlan): void {
+  /** Dry-run evictions of the projection's current step that the API server accepted, by pod uid. */
+  private readonly projectedOk = new Set<string>();
+
+  /** Starts a lane per workload of the plan; returns the moves the lanes were given. */
+  private startLanes(outcome: RunPlan): Move[] {
     const byWorkload = new Map<string, Move[]>();
+    const stepping = this.pacing || this.projecting;
     for (const move of outcome.moves) {
       const key = workloadKey(move.pod);
       if (this.lanes.has(key) || this.holds.has(key)) continue;
       // The planner counts limits per plan; the run's own counters decide (per node, namespace and workload).
+      // A workload already given its step in this plan is not a limit: its next step is planned again.
+      if (stepping && byWorkload.has(key)) continue;
       const limit = this.reservations.limits.exceeded(move.pod);
       if (limit !== undefined) {
+        this.limitReached ??= limit;
         this.holds.hold(key, `${limit} in this run`);
         continue;
       }
       let list = byWorkload.get(key);
       if (list === undefined) byWorkload.set(key, (list = []));
       // With pacing only the first step is taken; the rest is re-planned from the fresh cache.
-      if (!this.pacing || list.length === 0) list.push(move);
+      if (!stepping || list.length === 0) list.push(move);
     }
     for (const [key, list] of byWorkload) {
       this.lanes.start(key, this.lane(key, list, outcome.plan), (err) => {
@@ -275,6 +320,7 @@ export class PolicyRun {
         this.holds.hold(key, 'an internal error stopped this workload for this run');
       });
     }
+    return [...byWorkload.values()].flat();
   }
 
   private async lane(key: string, moves: readonly Move[], plan: RebalancePlan): Promise<void> {
@@ -301,6 +347,14 @@ export class PolicyRun {
       return { result };
     };
     const pod = move.pod;
+    if (this.projection?.isProjected(pod) === true) {
+      // A replacement the projection placed: Evict would evict the real one then; the API server has nothing to ask.
+      const refusedProjected = this.reservations.reserve(pod);
+      if (refusedProjected !== undefined) return record('skipped', refusedProjected);
+      this.reservations.releaseSlot(workloadKey(pod));
+      this.projectedOk.add(pod.uid);
+      return record('dry_run', 'projected: a replacement this dry run assumed');
+    }
     const current = this.deps.cache.pod(pod.namespace, pod.name);
     if (current === undefined || current.uid !== pod.uid || current.terminating) {
       return record('not_found', 'the pod is gone or terminating (seen in the cache before the call)');
@@ -309,7 +363,10 @@ export class PolicyRun {
     // The reservations are taken here, synchronously, before the first await; every path that does not evict gives
     // them back.
     const refused = this.reservations.reserve(pod);
-    if (refused !== undefined) return record('skipped', refused);
+    if (refused !== undefined) {
+      if (refused.startsWith('limit ')) this.limitReached ??= refused;
+      return record('skipped', refused);
+    }
     const budget = await waitForBudget(pod, {
       cache: this.deps.cache,
       ledger: this.deps.ledger,
@@ -329,11 +386,12 @@ export class PolicyRun {
       return answer === 'halted' ? undefined : record(answer.result, answer.message, answer.code);
     }
     const maxPerWorkload = this.opts.policy.spec.eviction.maxPerWorkload;
-    if (!this.pacing && this.reservations.countEvicted(key) >= maxPerWorkload)
+    if (!this.pacing && !this.projecting && this.reservations.countEvicted(key) >= maxPerWorkload)
       this.holds.hold(key, `limit maxPerWorkload (${maxPerWorkload}) reached in this run`);
     if (this.dryRun) {
       // A dry run evicted nothing: nothing is in flight.
       this.reservations.releaseSlot(key);
+      this.projectedOk.add(pod.uid);
       return record('dry_run', 'accepted by the API server (dry run)');
     }
     if (budget.entry !== undefined) {

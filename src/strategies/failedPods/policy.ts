@@ -13,8 +13,8 @@ export interface FailedPodsConfig extends StrategyConfig {
 export const failedPodsSection: PolicySection<FailedPodsConfig> = {
   fields: ['enabled', 'reasons', 'exitCodes', 'minPodLifetime', 'includingInitContainers', 'excludeOwnerKinds'],
   defaults: {
-    // Housekeeping, not balance: a policy asks for it.
-    enabled: false,
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
+    enabled: true,
     // Empty: any reason.
     reasons: [],
     // Empty: any exit code.

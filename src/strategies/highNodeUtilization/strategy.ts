@@ -4,6 +4,7 @@
 // on a node that is not being emptied. A half-emptied node saves nothing, so a node that cannot be emptied keeps all
 // its pods. When every node is underutilized (where the descheduler does nothing), the most utilized one is kept as
 // the destination.
+import { lifecycleReason } from '../../model/lifecycleTaints.js';
 import type { NodeInfo, PodInfo } from '../../model/types.js';
 import type { LoadStrategy, NodeClass, NodeClassification } from '../types.js';
 import {
@@ -39,7 +40,10 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
     const usage = usageByNode(ctx, nodes, resources);
     const classes = new Map<string, NodeClass>();
     for (const n of nodes) {
-      classes.set(n.name, !n.unschedulable && atOrBelow(usage.get(n)!, config.thresholds) ? 'under' : 'appropriate');
+      classes.set(
+        n.name,
+        lifecycleReason(n) === undefined && atOrBelow(usage.get(n)!, config.thresholds) ? 'under' : 'appropriate',
+      );
     }
     const result: NodeClassification = { strategy: NAME, resources, classes };
     const sum = (n: NodeInfo): number => totalShare(usage.get(n)!, resources);
@@ -49,7 +53,7 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
     if (under.length === 0 || under.length <= config.numberOfNodes) return result;
     // Every node takes part as a destination unless it is being emptied; with no other schedulable node, the most
     // utilized underutilized one is the destination.
-    if (!nodes.some((n) => !n.unschedulable && classes.get(n.name) !== 'under')) under.pop();
+    if (!nodes.some((n) => lifecycleReason(n) === undefined && classes.get(n.name) !== 'under')) under.pop();
     const emptied = new Set(under.map((n) => n.name));
     for (const node of under) {
       if (ctx.cycleFull) break;

@@ -17,8 +17,8 @@ export interface LowNodeUtilizationConfig extends StrategyConfig {
 export const lowNodeUtilizationSection: PolicySection<LowNodeUtilizationConfig> = {
   fields: ['enabled', 'thresholds', 'targetThresholds', 'useDeviationThresholds', 'numberOfNodes', 'usage'],
   defaults: {
-    // Moving running pods for load alone is a choice a policy makes explicitly.
-    enabled: false,
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
+    enabled: true,
     // The descheduler's documented example: a node using a fifth of its capacity or less has room to take pods.
     thresholds: { cpu: 20, memory: 20, pods: 20 },
     // Above half of any resource, a node sheds pods until it is at or below half of every one.

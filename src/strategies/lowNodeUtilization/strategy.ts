@@ -3,6 +3,7 @@
 // overutilized node to its targetThresholds, where the descheduler evicts in order and hopes. A move counts only if
 // the replacement, on every node the scheduler might choose, lands on an underutilized node and keeps it at or below
 // its targetThresholds; a pod that cannot land so is never a candidate (the planner reports why in `skipped`).
+import { lifecycleReason } from '../../model/lifecycleTaints.js';
 import type { NodeInfo, PodInfo } from '../../model/types.js';
 import type { LoadContext, LoadStrategy, NodeClass, NodeClassification } from '../types.js';
 import {
@@ -286,7 +287,10 @@ export function classifyLow(ctx: LoadContext, config: LowNodeUtilizationConfig) 
   const classes = new Map<string, NodeClass>();
   for (const n of nodes) {
     const u = usage.get(n)!;
-    classes.set(n.name, !n.unschedulable && atOrBelow(u, low) ? 'under' : above(u, high) ? 'over' : 'appropriate');
+    classes.set(
+      n.name,
+      lifecycleReason(n) === undefined && atOrBelow(u, low) ? 'under' : above(u, high) ? 'over' : 'appropriate',
+    );
   }
   return { resources, nodes, usage, high, classes };
 }

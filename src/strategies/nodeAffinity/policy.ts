@@ -11,6 +11,7 @@ export interface NodeAffinityConfig extends StrategyConfig {
 export const nodeAffinitySection: PolicySection<NodeAffinityConfig> = {
   fields: ['enabled', 'required', 'preferred'],
   defaults: {
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
     // Required affinity is a hard rule that label changes can break after placement.
     required: true,

@@ -34,7 +34,7 @@ function toTaintMatcher(entry: string): TaintMatcher {
 export const nodeTaintsSection: PolicySection<NodeTaintsConfig> = {
   fields: ['enabled', 'includePreferNoSchedule', 'excludedTaints'],
   defaults: {
-    // A NoSchedule or NoExecute taint a pod does not tolerate is a hard rule broken after placement.
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
     // PreferNoSchedule is a soft taint the scheduler may legitimately place pods on.
     includePreferNoSchedule: false,

@@ -1,6 +1,9 @@
 // NodeTaints: a pod on a node with a taint it does not tolerate (NoSchedule and NoExecute; PreferNoSchedule as a
-// preference), unless the policy excludes the taint. Cleared by a replacement on a node without such a taint.
+// preference), unless the policy excludes the taint or it is one of the node lifecycle's own (a cordon, not-ready,
+// pressure, the autoscaler's: model/lifecycleTaints.ts), which never count. Cleared by a replacement on a node
+// without such a taint.
 import { stringItems } from '../../model/rawJson.js';
+import { isLifecycleTaint } from '../../model/lifecycleTaints.js';
 import { isTolerated, taintText } from '../../model/taints.js';
 import type { Taint } from '../../model/types.js';
 import type { RuleStrategy } from '../types.js';
@@ -23,7 +26,8 @@ export const nodeTaints: RuleStrategy<NodeTaintsConfig, 'nodeTaints'> = {
   detector: (_ctx, config) => (pod, node, out) => {
     for (const taint of node.taints) {
       if (taint.effect === 'PreferNoSchedule' && !config.includePreferNoSchedule) continue;
-      if (isExcluded(taint, config.excludedTaints) || isTolerated(taint, pod.tolerations)) continue;
+      if (isLifecycleTaint(taint) || isExcluded(taint, config.excludedTaints)) continue;
+      if (isTolerated(taint, pod.tolerations)) continue;
       out.push({
         strategy: NAME,
         pod,

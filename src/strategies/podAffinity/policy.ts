@@ -5,6 +5,6 @@ import type { PolicySection, StrategyConfig } from '../types.js';
 export type PodAffinityConfig = StrategyConfig;
 
 export const podAffinitySection: PolicySection<PodAffinityConfig> = enabledOnly({
-  // Off: "co-locate with X" violations usually mean X moved; chasing them can cascade evictions.
-  enabled: false,
+  // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
+  enabled: true,
 });

@@ -5,6 +5,6 @@ import type { PolicySection, StrategyConfig } from '../types.js';
 export type PodAntiAffinityConfig = StrategyConfig;
 
 export const podAntiAffinitySection: PolicySection<PodAntiAffinityConfig> = enabledOnly({
-  // Required anti-affinity violations are hard-rule breaches; fixing them is safe and expected.
+  // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
   enabled: true,
 });

@@ -46,8 +46,8 @@ export interface PodLifeTimeConfig extends StrategyConfig {
 export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
   fields: ['enabled', 'maxPodLifeTime', 'states'],
   defaults: {
-    // Housekeeping, not balance: a policy asks for it.
-    enabled: false,
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
+    enabled: true,
     // A week: pods that old are restarted to pick up node and image changes (the descheduler's examples use 24h-7d).
     maxPodLifeTimeMs: 168 * 3_600_000,
     // Empty: any Running pod past the age.

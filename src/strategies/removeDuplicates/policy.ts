@@ -14,8 +14,8 @@ function kindProblem(kind: string): string | undefined {
 export const removeDuplicatesSection: PolicySection<RemoveDuplicatesConfig> = {
   fields: ['enabled', 'excludeOwnerKinds'],
   defaults: {
-    // Several replicas on one node is often what the scheduler chose on purpose (room, affinity); opt-in.
-    enabled: false,
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
+    enabled: true,
     // Every owner kind counts unless the policy names it.
     excludeOwnerKinds: [],
   },

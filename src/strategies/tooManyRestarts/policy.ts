@@ -9,8 +9,8 @@ export interface TooManyRestartsConfig extends StrategyConfig {
 export const tooManyRestartsSection: PolicySection<TooManyRestartsConfig> = {
   fields: ['enabled', 'podRestartThreshold', 'includingInitContainers'],
   defaults: {
-    // Housekeeping, not balance: a policy asks for it.
-    enabled: false,
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
+    enabled: true,
     // The descheduler's examples use 100: far past a rollout's or a node hiccup's few restarts.
     podRestartThreshold: 100,
     // Init containers restart with the pod's own restarts counted separately; opt in to add them.

@@ -91,7 +91,7 @@ function readDefaultConstraints(
 export const topologySpreadSection: PolicySection<TopologySpreadConfig> = {
   fields: ['enabled', 'includeSoftConstraints', 'defaultConstraints'],
   defaults: {
-    // Restoring spread is the product's main job.
+    // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
     // ScheduleAnyway constraints are preferences the scheduler itself may break, so they are only reported.
     includeSoftConstraints: false,

@@ -15,6 +15,9 @@ import { makeNode, makePdb, makePod, makePolicy, ZONE } from '../../builders.js'
 import { apply, deletePod, newCache } from '../cacheFixtures.js';
 import { captureLogger } from '../fakes.js';
 import { InFlightEvictions } from '../../../src/operator/eviction/inFlight.js';
+import { stoppedBy } from '../../../src/operator/stoppedBy.js';
+
+const maxSkewOf = (p: RunPlan): number => Math.max(0, ...p.plan.topology.map((t) => t.skew));
 
 interface RecordedEvent {
   target: EventTarget;
@@ -336,6 +339,67 @@ describe('a policy run', () => {
       expect.stringMatching(/^evict /),
       'ready web-new2',
     ]);
+  });
+});
+
+describe('a DryRun run reports what an Evict run would do', () => {
+  /** The paced Evict run of the test above: the cluster answers each eviction with a Ready replacement in zone c. */
+  async function evictRun(eviction: Record<string, unknown>) {
+    const evictor = new FakeEvictor();
+    const { cache, run } = setup({ evictor, spec: { eviction: { waitForReplacement: true, ...eviction } } });
+    const original = evictor.evict.bind(evictor);
+    let replacement = 0;
+    evictor.evict = async (target, dryRun) => {
+      await original(target, dryRun);
+      deletePod(cache, 'shop', target.name);
+      setTimeout(() => apply(cache, [webPod(`web-new${++replacement}`, 'n-c')]), 10);
+    };
+    return { result: await run(), evicted: evictor.calls.map((c) => c.target.name) };
+  }
+
+  async function dryRun(eviction: Record<string, unknown>) {
+    const evictor = new FakeEvictor();
+    const { run } = setup({ evictor, spec: { mode: 'DryRun', eviction: { waitForReplacement: true, ...eviction } } });
+    const result = await run();
+    return { result, calls: evictor.calls };
+  }
+
+  it.each([
+    { name: 'maxPerWorkload 1: Evict goes on as replacements become Ready', eviction: { maxPerWorkload: 1 } },
+    { name: 'maxPerCycle 1 stops both after one', eviction: { maxPerWorkload: 1, maxPerCycle: 1 } },
+    { name: 'maxPerNode 1 with the defaults', eviction: { maxPerWorkload: 1, maxPerNode: 1 } },
+  ])('$name: dry_run equals evicted, the same pods in the same order', async ({ eviction }) => {
+    const evict = await evictRun(eviction);
+    const dry = await dryRun(eviction);
+    expect(dry.result.counts.dry_run).toBe(evict.result.counts.evicted);
+    expect(dry.calls.every((c) => c.dryRun)).toBe(true);
+    expect(dry.calls.map((c) => c.target.name)).toEqual(evict.evicted);
+    // The projected cluster ends where Evict left the real one.
+    expect(maxSkewOf(dry.result.lastPlan)).toBe(maxSkewOf(evict.result.lastPlan));
+  });
+
+  it('3/3/0 with maxPerWorkload 1: two dry runs (one step per plan, as a paced lane), not one', async () => {
+    const dry = await dryRun({ maxPerWorkload: 1 });
+    expect(dry.result.counts.dry_run).toBe(2);
+    expect(dry.result.plans).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('what stopped a run with work left', () => {
+  it('maxPerCycle: named with its value, not the value the last re-plan was given', async () => {
+    const { run } = setup({ spec: { eviction: { waitForReplacement: false, maxPerCycle: 1, maxPerWorkload: 5 } } });
+    const r = await run();
+    expect(r.counts.evicted).toBe(1);
+    expect(
+      stoppedBy({ halted: r.halted, degraded: undefined, limitReached: r.limitReached, lastPlan: r.lastPlan }),
+    ).toBe('maxPerCycle 1 reached');
+  });
+
+  it('a run that finished its plan names nothing', async () => {
+    const { run } = setup({ spec: { eviction: { waitForReplacement: false, maxPerWorkload: 5 } } });
+    const r = await run();
+    expect(r.counts.evicted).toBe(2);
+    expect(r.limitReached).toBeUndefined();
   });
 });
 
