@@ -4,7 +4,8 @@
 // policy is refused here too. $HELM names the helm binary: test/chart/check.sh (run by .ci/run) builds it with
 // hack/helm.sh and runs this suite with it; without $HELM or without a control plane the suite is skipped.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,7 +68,7 @@ describe.skipIf(!controlPlaneAvailable() || HELM === '' || !existsSync(HELM))(
     beforeAll(async () => {
       c = await startCluster({ zones: [] });
       await ensureNamespace(c, NAMESPACE);
-      await createRaw(c, monitoringCrd('ServiceMonitor', 'servicemonitors') as unknown as k8s.KubernetesObject);
+      await createRaw(c, monitoringCrd('ServiceMonitor', 'servicemonitors'));
       await waitForCrd(c, 'servicemonitors.monitoring.coreos.com');
       // helm installs the chart's crds/ before anything else, for real; the rest is then dry-run.
       for (const crd of template([]).filter((o) => o.kind === 'CustomResourceDefinition')) {
@@ -100,6 +101,21 @@ describe.skipIf(!controlPlaneAvailable() || HELM === '' || !existsSync(HELM))(
         const answer = await dryRun(obj);
         expect(answer.status, `${obj.kind} ${obj.metadata?.name}: ${answer.message}`).toBeLessThan(300);
       }
+    });
+
+    it('schedulerConfig as a file (--set-file) is the ConfigMap the Deployment mounts', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'chart-'));
+      const file = join(dir, 'scheduler.yaml');
+      const text = 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n';
+      writeFileSync(file, text);
+      const objects = template(['--set-file', `schedulerConfig=${file}`]);
+      const map = objects.find((o) => o.kind === 'ConfigMap') as k8s.V1ConfigMap;
+      expect(map.data?.['config.yaml']).toBe(text);
+      const deployment = objects.find((o) => o.kind === 'Deployment') as k8s.V1Deployment;
+      expect(deployment.spec?.template.spec?.containers[0]?.args).toContain(
+        '--scheduler-config=/etc/kube-rebalancer/scheduler/config.yaml',
+      );
+      for (const obj of [map, deployment]) expect((await dryRun(obj)).status).toBeLessThan(300);
     });
 
     it('the dry run is the server deciding: an invalid initial policy is refused, naming the field', async () => {
