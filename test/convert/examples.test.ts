@@ -75,7 +75,7 @@ describe('convert: the descheduler documentation examples', () => {
   it('the transition-based PodLifeTime example says which parts have no counterpart', () => {
     const example = README_EXAMPLES.find((e) => e.name === 'PodLifeTime, transition-based')!;
     const { comments, specs } = converted(example.policy);
-    for (const part of ['PodLifeTime.states Succeeded', 'PodLifeTime.conditions', 'PodLifeTime.ownerKinds'])
+    for (const part of ['PodLifeTime.states Succeeded', 'PodLifeTime.conditions'])
       expect(
         comments.some((c) => c.startsWith(`# ${part}: not carried over: `)),
         part,

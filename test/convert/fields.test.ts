@@ -328,6 +328,24 @@ describe('convert: each field carried over', () => {
       '2h',
     ],
     [
+      'PodLifeTime exitCodes',
+      policy('PodLifeTime', { exitCodes: [1, 2] }),
+      'spec.strategies.podLifeTime.exitCodes',
+      [1, 2],
+    ],
+    [
+      'PodLifeTime ownerKinds',
+      policy('PodLifeTime', { ownerKinds: { exclude: ['Job'] } }),
+      'spec.strategies.podLifeTime.ownerKinds',
+      { include: [], exclude: ['Job'] },
+    ],
+    [
+      'PodLifeTime conditions: the section is left off (it would select more pods)',
+      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
+      'spec.strategies.podLifeTime.enabled',
+      false,
+    ],
+    [
       'RemoveFailedPods minPodLifetimeSeconds',
       policy('RemoveFailedPods', { minPodLifetimeSeconds: 600 }),
       'spec.strategies.failedPods.minPodLifetime',
@@ -432,12 +450,6 @@ describe('convert: each field noted where it cannot carry over', () => {
       'PodLifeTime conditions',
       policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
       'PodLifeTime.conditions: not carried over: ',
-    ],
-    ['PodLifeTime exitCodes', policy('PodLifeTime', { exitCodes: [1] }), 'PodLifeTime.exitCodes: not carried over: '],
-    [
-      'PodLifeTime ownerKinds',
-      policy('PodLifeTime', { ownerKinds: { exclude: ['Job'] } }),
-      'PodLifeTime.ownerKinds: not carried over: ',
     ],
     [
       'an argument the plugin does not have',

@@ -138,3 +138,28 @@ describe('gracePeriodSeconds', () => {
     expect(() => read(-1)).toThrow(/spec\.eviction\.gracePeriodSeconds/);
   });
 });
+
+describe('podLifeTime ownerKinds and exitCodes (the descheduler PodLifeTime arguments)', () => {
+  const job = (name: string): PodBuilder =>
+    makePod(name, 'shop')
+      .owner('Job', 'nightly')
+      .node('n1')
+      .createdAt(NOW - 30 * HOUR);
+  const exited = (name: string, code: number): PodBuilder =>
+    web(name).containerStatuses([{ terminated: { reason: 'Error', exitCode: code } }]);
+  it.each<readonly [string, Json, readonly PodBuilder[], readonly string[]]>([
+    ['no filter: every old pod', {}, [web('w1'), job('j1')], ['j1', 'w1']],
+    ['exclude Job', { ownerKinds: { exclude: ['Job'] } }, [web('w1'), job('j1')], ['w1']],
+    ['include Job only', { ownerKinds: { include: ['Job'] } }, [web('w1'), job('j1')], ['j1']],
+    ['include never matches a bare pod', { ownerKinds: { include: ['ReplicaSet'] } }, [web('w1'), bare('b1')], ['w1']],
+    [
+      'exitCodes: only a container that exited with one',
+      { exitCodes: [3] },
+      [exited('e3', 3), exited('e1', 1)],
+      ['e3'],
+    ],
+  ])('%s', (_name, more, pods, expected) => {
+    const strategies = { podLifeTime: { enabled: true, maxPodLifeTime: '24h', ...more } };
+    expect(evicted(plan(pods, strategies, { evictBarePods: true }))).toEqual(expected);
+  });
+});
