@@ -140,6 +140,11 @@ function policyOf(
         'namespace and protects system pods by priority only (set exclude: [] to look at every namespace too)',
     );
   }
+  const nsSelector = evictor.v1alpha1 ? undefined : evictor.args['namespaceLabelSelector'];
+  if (nsSelector !== undefined && nsSelector !== null) {
+    (spec['namespaces'] as Obj)['labelSelector'] = nsSelector;
+    sources.set('spec.namespaces.labelSelector', fieldPath(evictor.path, 'namespaceLabelSelector'));
+  }
   const selector = combinedSelector(
     evictor.v1alpha1 ? undefined : evictor.args['labelSelector'],
     group.scope.labelSelector,

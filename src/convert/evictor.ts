@@ -36,11 +36,6 @@ export function evictorNotes(evictor: EvictorSettings): string[] {
       'not carried over: kube-rebalancer considers every node, as the scheduler does (limit the pods with namespaces ' +
         'and podSelector instead)',
     );
-  if (args['namespaceLabelSelector'] !== undefined)
-    note(
-      'namespaceLabelSelector',
-      'not carried over: spec.namespaces lists namespaces by name; list the ones it selects',
-    );
   for (const [field, protection] of Object.entries(DEPRECATED_PROTECTIONS)) {
     if (args[field] === true && PROTECTION_WHY[protection] !== undefined) note(field, PROTECTION_WHY[protection]);
   }

@@ -13,7 +13,7 @@ export interface PolicyInput {
   schedule?: string;
   suspend?: boolean;
   mode?: PolicyMode;
-  namespaces?: { include?: readonly string[]; exclude?: readonly string[] };
+  namespaces?: { include?: readonly string[]; exclude?: readonly string[]; labelSelector?: Selector };
   podSelector?: Selector;
   /** Each strategy's section as its policy section read it (src/strategies/<key>/policy.ts), by key. */
   strategies?: Readonly<Record<string, object | undefined>>;

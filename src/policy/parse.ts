@@ -319,7 +319,7 @@ function readSpec(r: Reader, spec: Obj | undefined, strategies: StrategyRegistry
     const problem = scheduleProblem(schedule);
     if (problem !== undefined) r.fail('spec.schedule', problem);
   }
-  const ns = r.object(spec, 'namespaces', 'spec', ['include', 'exclude']);
+  const ns = r.object(spec, 'namespaces', 'spec', ['include', 'exclude', 'labelSelector']);
   const include = r.stringList(ns, 'include', 'spec.namespaces', namespaceProblem);
   const exclude = r.stringList(ns, 'exclude', 'spec.namespaces', namespaceProblem);
   const both = include?.filter((n) => exclude?.includes(n)) ?? [];
@@ -328,7 +328,7 @@ function readSpec(r: Reader, spec: Obj | undefined, strategies: StrategyRegistry
     schedule,
     suspend: r.bool(spec, 'suspend', 'spec'),
     mode: r.oneOf(spec, 'mode', 'spec', MODES),
-    namespaces: { include, exclude },
+    namespaces: { include, exclude, labelSelector: r.selector(ns, 'labelSelector', 'spec.namespaces') },
     podSelector: r.selector(spec, 'podSelector', 'spec'),
     strategies: readStrategies(r, spec, strategies),
     eviction: readEviction(r, spec),

@@ -17,7 +17,12 @@ export interface PolicySpec {
   readonly schedule: string;
   readonly suspend: boolean;
   readonly mode: PolicyMode;
-  readonly namespaces: { readonly include: readonly string[]; readonly exclude: readonly string[] };
+  readonly namespaces: {
+    readonly include: readonly string[];
+    readonly exclude: readonly string[];
+    /** Only namespaces whose labels match (the descheduler's namespaceLabelSelector); undefined: no label filter. */
+    readonly labelSelector?: Selector;
+  };
   readonly podSelector: Selector;
   /** One section per registered strategy, by its key; each section's type is its strategy's (src/strategies). */
   readonly strategies: StrategySections;

@@ -181,6 +181,12 @@ describe('convert: each field carried over', () => {
       { matchLabels: { a: 'b' } },
     ],
     [
+      'DefaultEvictor.namespaceLabelSelector',
+      policy('RemoveDuplicates', {}, { namespaceLabelSelector: { matchLabels: { env: 'prod' } } }),
+      'spec.namespaces.labelSelector',
+      { matchLabels: { env: 'prod' } },
+    ],
+    [
       'DefaultEvictor.priorityThreshold.value',
       policy('RemoveDuplicates', {}, { priorityThreshold: { value: 100 } }),
       'spec.eviction.priorityThreshold',
@@ -383,11 +389,6 @@ describe('convert: each field noted where it cannot carry over', () => {
       'metricsProviders',
       policy('RemoveDuplicates', {}, {}, { metricsProviders: [{ source: 'KubernetesMetrics' }] }),
       'metricsCollector/metricsProviders: not carried over: ',
-    ],
-    [
-      'DefaultEvictor.namespaceLabelSelector',
-      policy('RemoveDuplicates', {}, { namespaceLabelSelector: { matchLabels: { a: 'b' } } }),
-      'namespaceLabelSelector: not carried over: ',
     ],
     [
       'DefaultEvictor.noEvictionPolicy Preferred',

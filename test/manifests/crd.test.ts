@@ -100,6 +100,15 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
         ? has(self, 'values') && self.values.length > 0
         : !has(self, 'values') || self.values.length === 0,
   },
+  'namespaces.labelSelector values must be non-empty for operators In and NotIn and empty for Exists and DoesNotExist':
+    {
+      path: '.spec.namespaces.labelSelector.matchExpressions[*]',
+      rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+      intent: (self) =>
+        ['In', 'NotIn'].includes(self.operator)
+          ? has(self, 'values') && self.values.length > 0
+          : !has(self, 'values') || self.values.length === 0,
+    },
   'minDomains may only be set when whenUnsatisfiable is DoNotSchedule': {
     path: '.spec.strategies.topologySpread.defaultConstraints[*]',
     rule: "!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'",

@@ -7,7 +7,16 @@ import { createApiEvictor } from '../../src/operator/eviction/evictor.js';
 import { planCycle } from '../../src/planner/plan.js';
 import type { RebalancePlan } from '../../src/planner/types.js';
 import { parsePolicy } from '../../src/policy/parse.js';
-import { NOW, buildSnapshot, makeNode, makePdb, makePod, makePolicy, type PodBuilder } from '../builders.js';
+import {
+  NOW,
+  buildSnapshot,
+  makeNamespace,
+  makeNode,
+  makePdb,
+  makePod,
+  makePolicy,
+  type PodBuilder,
+} from '../builders.js';
 
 type Json = Record<string, unknown>;
 
@@ -161,5 +170,36 @@ describe('podLifeTime ownerKinds and exitCodes (the descheduler PodLifeTime argu
   ])('%s', (_name, more, pods, expected) => {
     const strategies = { podLifeTime: { enabled: true, maxPodLifeTime: '24h', ...more } };
     expect(evicted(plan(pods, strategies, { evictBarePods: true }))).toEqual(expected);
+  });
+});
+
+describe('namespaces.labelSelector (the descheduler namespaceLabelSelector)', () => {
+  const inNs = (name: string, ns: string): PodBuilder =>
+    makePod(name, ns)
+      .deployment(`app-${name}`)
+      .node('n1')
+      .createdAt(NOW - 30 * HOUR);
+  const spaces = [makeNamespace('prod-a', { env: 'prod' }), makeNamespace('dev-a', { env: 'dev' })];
+  it.each<readonly [string, Json | undefined, readonly string[]]>([
+    ['unset: every namespace', undefined, ['d1', 'p1', 'x1']],
+    ['env=prod: only the namespace labelled so', { matchLabels: { env: 'prod' } }, ['p1']],
+    // A namespace the snapshot does not list still has its kubernetes.io/metadata.name label, as the API server sets.
+    ['by the name label', { matchLabels: { 'kubernetes.io/metadata.name': 'other' } }, ['x1']],
+  ])('%s', (_name, labelSelector, expected) => {
+    const snapshot = buildSnapshot([
+      makeNode('n1'),
+      makeNode('n2'),
+      ...spaces,
+      inNs('p1', 'prod-a'),
+      inNs('d1', 'dev-a'),
+      inNs('x1', 'other'),
+    ]);
+    const spec = {
+      namespaces: { include: [], exclude: [], ...(labelSelector ? { labelSelector } : {}) },
+      strategies: { topologySpread: { enabled: false }, ...lifeTime },
+      eviction: LARGE,
+    };
+    const p = planCycle(snapshot, parsePolicy(makePolicy('p', spec), { file: 'p.yaml' })).plan;
+    expect(evicted(p)).toEqual(expected);
   });
 });
