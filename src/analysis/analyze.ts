@@ -46,8 +46,8 @@ export function analyze(
   const nodes = new Map(snapshot.nodes.map((n) => [n.name, n]));
   const index = new PodIndex(snapshot.pods, (name) => nodes.has(name));
   const eligibility = new EligibilityCache(snapshot.nodes);
-  const inScope = namespaceScope(spec);
   const namespaceLabels = namespaceLabelLookup(snapshot);
+  const inScope = namespaceScope(spec, namespaceLabels);
   // Groups are measured even when the policy does not act on spread: the scheduler still enforces the pods'
   // DoNotSchedule constraints, so the simulation of any replacement needs them.
   const groups = analyzeTopologySpread(

@@ -1,77 +1,29 @@
-// `convert --descheduler-policy`: a kubernetes-sigs descheduler DeschedulerPolicy (v1alpha1 strategies or v1alpha2
-// profiles, descheduler v0.26 to v0.36) → RebalancePolicies in DryRun mode. What maps is set explicitly, even when it
-// equals our default, so the result reads as a translation; every other setting becomes one comment saying why it
-// needs no counterpart or which part has none (also printed on stderr by the CLI), so nothing the user configured
-// disappears silently. A plugin the descheduler never had is bad input naming it.
+// `convert --descheduler-policy`: a kubernetes-sigs descheduler DeschedulerPolicy (v1alpha2 profiles as v0.36
+// documents them, or v1alpha1 strategies) → RebalancePolicies in DryRun mode. What maps is set explicitly, even when
+// it equals our default, so the result reads as a translation; every default of ours the descheduler does not have is
+// written out with a note, and every other setting becomes one note saying why it needs no counterpart or which part
+// has none (also printed on stderr by the CLI), so nothing the user configured disappears silently. A plugin the
+// descheduler never had, or a value it (or our CRD) would refuse, is bad input naming the DeschedulerPolicy field.
 //
-// Plugins reach their strategy through the registry (byDeschedulerPlugin): each strategy's folder maps its plugin's
-// own args. The args every plugin shares (namespaces, labelSelector, and in v1alpha1 the priority threshold and
-// nodeFit) decide which pods a plugin looks at; a RebalancePolicy has one such scope, so plugins of one profile that
-// differ in it become one policy per scope.
-import { Document, parse, visit } from 'yaml';
+// Parts: argTypes.ts (the descheduler's argument types), build.ts (plugins → policies), evictor.ts (DefaultEvictor and
+// the top level → spec.eviction), check.ts (the output against the CRD's rules), render.ts (YAML with the notes).
 import { InputError } from '../errors.js';
-import { isObj, stringItems as strings } from '../model/rawJson.js';
+import { isObj, stringItems as strings, type Obj } from '../model/rawJson.js';
 import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
+import { PLUGIN_ARGS, TOP_ARGS, argProblems, refuse } from './argTypes.js';
+import { build } from './build.js';
+import { checkConverted } from './check.js';
+import { EVICTOR, type ConvertedPolicy, type PluginSettings } from './types.js';
 
-export interface ConvertedPolicy {
-  readonly name: string;
-  readonly spec: Record<string, unknown>;
-  /** One line each: a setting that was not carried over, and why. */
-  readonly notes: string[];
-}
-
-type Obj = Record<string, unknown>;
+export type { ConvertedPolicy } from './types.js';
+export { renderConverted, safeYaml } from './render.js';
 
 /** Every strategy (v1alpha1) and plugin (v1alpha2) of the descheduler v0.26 to v0.36, besides DefaultEvictor. */
-export const DESCHEDULER_PLUGINS: readonly string[] = [
-  'RemoveDuplicates',
-  'LowNodeUtilization',
-  'HighNodeUtilization',
-  'RemovePodsViolatingInterPodAntiAffinity',
-  'RemovePodsViolatingNodeAffinity',
-  'RemovePodsViolatingNodeTaints',
-  'RemovePodsViolatingTopologySpreadConstraint',
-  'RemovePodsHavingTooManyRestarts',
-  'PodLifeTime',
-  'RemoveFailedPods',
-];
+export const DESCHEDULER_PLUGINS: readonly string[] = Object.keys(PLUGIN_ARGS).filter((p) => p !== EVICTOR);
 
-const EVICTOR = 'DefaultEvictor';
-
-/** v1alpha2 extension points: deschedule and balance enable strategies; the others take the evictor only. */
+/** v1alpha2 extension points: deschedule and balance run strategies; filter and preevictionfilter take evictors. */
 const STRATEGY_POINTS = ['deschedule', 'balance'];
-
-/** DefaultEvictor's args (v0.26 to v0.36): each is carried over or noted. */
-const EVICTOR_ARGS = [
-  'nodeSelector',
-  'labelSelector',
-  'namespaceLabelSelector',
-  'priorityThreshold',
-  'nodeFit',
-  'minReplicas',
-  'minPodAge',
-  'noEvictionPolicy',
-  'podProtections',
-  'evictLocalStoragePods',
-  'evictDaemonSetPods',
-  'evictSystemCriticalPods',
-  'ignorePvcPods',
-  'ignorePodsWithoutPDB',
-  'evictFailedBarePods',
-];
-
-/** The top-level fields of a v1alpha2 DeschedulerPolicy (v0.26 to v0.36), besides apiVersion, kind and profiles. */
-const V1ALPHA2_TOP = [
-  'nodeSelector',
-  'maxNoOfPodsToEvictPerNode',
-  'maxNoOfPodsToEvictPerNamespace',
-  'maxNoOfPodsToEvictTotal',
-  'evictionFailureEventNotification',
-  'metricsCollector',
-  'metricsProviders',
-  'prometheus',
-  'gracePeriodSeconds',
-];
+const POINTS = ['presort', 'sort', 'deschedule', 'balance', 'filter', 'preevictionfilter'];
 
 /** v1alpha1 StrategyParameters that nest one strategy's own parameters. */
 const NESTED_PARAMS = [
@@ -82,33 +34,30 @@ const NESTED_PARAMS = [
   'failedPods',
 ];
 
+/** A cluster-scoped object's name: a DNS-1123 subdomain. */
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** What one descheduler strategy or plugin asks for, whatever the API version. */
-interface PluginSettings {
-  readonly name: string;
-  readonly args: Obj;
-}
-
-/** Settings of the evictor (v1alpha2 DefaultEvictor args, or v1alpha1 top-level fields) and the policy's top level. */
-interface EvictorSettings {
-  readonly args: Obj;
-  readonly top: Obj;
-  readonly v1alpha1: boolean;
-}
 
 function obj(value: unknown): Obj {
   return isObj(value) ? value : {};
 }
 
-/** A DNS-1123 name for a profile ("ProfileName" → "profilename"). */
-function policyName(base: string): string {
-  const name = base
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 60);
-  return name === '' ? 'from-descheduler' : name;
+/**
+ * The profile's name as the policy's when it is a valid object name; otherwise the nearest one (lower-cased, other
+ * characters as dashes), with a note. Room is left for the "-2" of a profile split by scope.
+ */
+function policyName(base: string, notes: string[]): string {
+  if (DNS_SUBDOMAIN.test(base) && base.length <= 240) return base;
+  const name =
+    base
+      .toLowerCase()
+      .replace(/[^a-z0-9.-]+/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '')
+      .slice(0, 240) || 'from-descheduler';
+  notes.push(
+    `name: ${JSON.stringify(name)} for the profile ${JSON.stringify(base)}: an object name must be a lowercase DNS ` +
+      'subdomain (a-z, 0-9, "-" and ".")',
+  );
+  return name;
 }
 
 export function convertDeschedulerPolicy(
@@ -121,20 +70,37 @@ export function convertDeschedulerPolicy(
     throw new InputError(file, undefined, 'kind', 'must be DeschedulerPolicy');
   }
   const apiVersion = raw['apiVersion'];
+  let policies: ConvertedPolicy[];
   if (apiVersion === 'descheduler/v1alpha1') {
-    return fromV1alpha1(raw, file, name ?? 'from-descheduler', registry);
-  }
-  if (apiVersion === 'descheduler/v1alpha2') {
+    policies = fromV1alpha1(raw, file, name ?? 'from-descheduler', registry);
+  } else if (apiVersion === 'descheduler/v1alpha2') {
+    refuse(file, undefined, argProblems(raw, TOP_ARGS, ''));
     const profiles = Array.isArray(raw['profiles']) ? raw['profiles'] : [];
     if (profiles.length === 0) throw new InputError(file, undefined, 'profiles', 'must list at least one profile');
-    return profiles.flatMap((p, i) => fromProfile(raw, obj(p), i, file, name, registry));
+    policies = profiles.flatMap((p, i) => fromProfile(raw, obj(p), i, file, name, registry));
+  } else {
+    throw new InputError(
+      file,
+      undefined,
+      'apiVersion',
+      `must be descheduler/v1alpha1 or descheduler/v1alpha2 (got ${JSON.stringify(apiVersion)})`,
+    );
   }
-  throw new InputError(
-    file,
-    undefined,
-    'apiVersion',
-    `must be descheduler/v1alpha1 or descheduler/v1alpha2 (got ${JSON.stringify(apiVersion)})`,
-  );
+  checkConverted(policies, file, undefined, registry);
+  if (policies.length > 1) sharedLimitNotes(raw, policies);
+  return policies;
+}
+
+/** The descheduler's limits hold for one run of all its profiles; each converted policy counts its own. */
+function sharedLimitNotes(raw: Obj, policies: ConvertedPolicy[]): void {
+  for (const limit of ['maxNoOfPodsToEvictPerNode', 'maxNoOfPodsToEvictPerNamespace', 'maxNoOfPodsToEvictTotal']) {
+    if (raw[limit] === undefined) continue;
+    for (const p of policies)
+      p.notes.push(
+        `${limit}: each of the ${policies.length} policies has this limit; the descheduler's was one for all its ` +
+          'profiles (lower it in each to keep the sum)',
+      );
+  }
 }
 
 /** A plugin name must be one the descheduler has: a typo or a plugin of another build is never dropped silently. */
@@ -147,6 +113,20 @@ function checkPlugin(plugin: string, file: string, object: string | undefined, f
     `unknown plugin ${JSON.stringify(plugin)}: not a plugin of the descheduler v0.26 to v0.36 (${[EVICTOR, ...DESCHEDULER_PLUGINS].join(', ')})`,
   );
 }
+
+/** The plugin's args with a type the descheduler decodes, and a note for each argument it does not have. */
+function checkArgs(plugin: PluginSettings, file: string, notes: string[]): void {
+  const types = PLUGIN_ARGS[plugin.name];
+  if (types === undefined) return;
+  refuse(file, undefined, argProblems(plugin.args, types, plugin.path));
+  for (const key of Object.keys(plugin.args)) {
+    if (types[key] === undefined && !V1ALPHA1_SHARED.includes(key))
+      notes.push(`${plugin.name}.${key}: not carried over: not an argument of the descheduler v0.36 ${plugin.name}`);
+  }
+}
+
+/** v1alpha1 StrategyParameters every strategy takes, converted by scope rather than by the strategy. */
+const V1ALPHA1_SHARED = ['priorityThreshold', 'nodeFit', 'namespaces', 'labelSelector', 'includeSoftConstraints'];
 
 function fromV1alpha1(raw: Obj, file: string, name: string, registry: StrategyRegistry): ConvertedPolicy[] {
   const plugins: PluginSettings[] = [];
@@ -170,9 +150,24 @@ function fromV1alpha1(raw: Obj, file: string, name: string, registry: StrategyRe
       args['priorityThreshold'] = { name: params['thresholdPriorityClassName'] };
     if (s['weight'] !== undefined)
       notes.push(`${strategy}.weight: no counterpart needed: the descheduler never used a strategy's weight`);
-    plugins.push({ name: strategy, args });
+    plugins.push({ name: strategy, args, path: `strategies.${strategy}.params` });
   }
-  return build(name, plugins, { args: raw, top: raw, v1alpha1: true }, notes, registry);
+  return build(policyName(name, notes), plugins, { args: raw, path: '', top: raw, v1alpha1: true }, notes, registry);
+}
+
+/** The plugins of one extension point that run: enabled and not disabled (`"*"` disables every one). */
+function pointPlugins(point: string, set: Obj, path: string, file: string, object: string, notes: string[]): string[] {
+  const disabled = strings(set['disabled']);
+  const out: string[] = [];
+  strings(set['enabled']).forEach((p, i) => {
+    checkPlugin(p, file, object, `${path}.enabled[${i}]`);
+    if (disabled.includes(p) || disabled.includes('*')) {
+      notes.push(`${point}.${p}: not carried over: ${path}.disabled lists ${disabled.includes('*') ? '"*"' : 'it'}`);
+      return;
+    }
+    out.push(p);
+  });
+  return out;
 }
 
 function fromProfile(
@@ -183,366 +178,57 @@ function fromProfile(
   name: string | undefined,
   registry: StrategyRegistry,
 ): ConvertedPolicy[] {
+  const at = `profiles[${index}]`;
   const profileName = typeof profile['name'] === 'string' ? profile['name'] : `profile-${index + 1}`;
   const object = `profile ${profileName}`;
-  const configs = new Map<string, Obj>();
+  const notes: string[] = [];
+  const configs = new Map<string, PluginSettings>();
   const configList = Array.isArray(profile['pluginConfig']) ? profile['pluginConfig'] : [];
   configList.forEach((c, i) => {
     const config = obj(c);
     if (typeof config['name'] !== 'string') return;
-    checkPlugin(config['name'], file, object, `pluginConfig[${i}].name`);
-    configs.set(config['name'], obj(config['args']));
+    checkPlugin(config['name'], file, object, `${at}.pluginConfig[${i}].name`);
+    const settings = { name: config['name'], args: obj(config['args']), path: `${at}.pluginConfig[${i}].args` };
+    checkArgs(settings, file, notes);
+    configs.set(config['name'], settings);
   });
   const enabled = new Set<string>();
   const points = obj(profile['plugins']);
   for (const [point, set] of Object.entries(points)) {
-    const disabled = new Set(strings(obj(set)['disabled']));
-    strings(obj(set)['enabled']).forEach((p, i) => {
-      checkPlugin(p, file, object, `plugins.${point}.enabled[${i}]`);
-      if (disabled.has(p)) return;
-      // The evictor's points (filter, preEvictionFilter, sort) take DefaultEvictor, read from its pluginConfig.
+    const path = `${at}.plugins.${point}`;
+    if (!POINTS.includes(point)) {
+      notes.push(`plugins.${point}: not carried over: not an extension point of the descheduler v0.36`);
+      continue;
+    }
+    for (const p of pointPlugins(point, obj(set), path, file, object, notes)) {
       if (STRATEGY_POINTS.includes(point) && p !== EVICTOR) enabled.add(p);
-    });
+      else if (p !== EVICTOR)
+        // A strategy plugin at an evictor's point acts as a filter there (it never evicts from one).
+        notes.push(
+          `plugins.${point}.${p}: not carried over: at ${point} the plugin only filters which pods others may ` +
+            'evict, and kube-rebalancer has no such filter; enable it under deschedule or balance to run it',
+        );
+      else if (STRATEGY_POINTS.includes(point))
+        notes.push(`plugins.${point}.${EVICTOR}: not carried over: the evictor runs at filter, not at ${point}`);
+    }
   }
+  // The descheduler's own defaulting puts DefaultEvictor at filter and preevictionfilter when none is named there.
   if (enabled.size === 0 && configs.size === 0) {
-    throw new InputError(file, object, 'plugins', 'enables no plugin');
+    throw new InputError(file, object, `${at}.plugins`, 'enables no plugin');
   }
-  const plugins = [...enabled].map((p) => ({ name: p, args: configs.get(p) ?? {} }));
-  const notes: string[] = [];
+  const plugins = [...enabled].map((p) => configs.get(p) ?? { name: p, args: {}, path: `${at}.pluginConfig` });
   for (const other of configs.keys()) {
     if (other !== EVICTOR && !enabled.has(other)) {
       notes.push(`${other}: configured in pluginConfig but not enabled in plugins, so not carried over`);
     }
   }
   const base = name !== undefined ? (index === 0 ? name : `${name}-${index + 1}`) : profileName;
-  const evictor = { args: configs.get(EVICTOR) ?? {}, top: raw, v1alpha1: false };
-  return build(policyName(base), plugins, evictor, notes, registry);
-}
-
-/** The args of a plugin that decide which pods it looks at, rather than what it does with them. */
-interface Scope {
-  readonly namespaces: Obj | undefined;
-  readonly labelSelector: unknown;
-  /** v1alpha1 only: the priority threshold and nodeFit are per strategy there (the evictor's in v1alpha2). */
-  readonly priorityThreshold: unknown;
-  readonly nodeFit: unknown;
-}
-
-function scopeOf(args: Obj): Scope {
-  // LowNodeUtilization and HighNodeUtilization call theirs evictableNamespaces: the same scope for us.
-  const namespaces = args['namespaces'] ?? args['evictableNamespaces'];
-  return {
-    namespaces: namespaces === undefined ? undefined : obj(namespaces),
-    labelSelector: args['labelSelector'],
-    priorityThreshold: args['priorityThreshold'],
-    nodeFit: args['nodeFit'],
+  const evictorConfig = configs.get(EVICTOR);
+  const evictor = {
+    args: evictorConfig?.args ?? {},
+    path: evictorConfig?.path ?? `${at}.pluginConfig`,
+    top: raw,
+    v1alpha1: false,
   };
-}
-
-function scopeText(scope: Scope): string {
-  const parts: string[] = [];
-  const ns = scope.namespaces;
-  if (ns !== undefined) {
-    const include = strings(ns['include']);
-    const exclude = strings(ns['exclude']);
-    if (include.length > 0) parts.push(`namespaces ${include.join(', ')}`);
-    if (exclude.length > 0) parts.push(`namespaces except ${exclude.join(', ')}`);
-  }
-  if (scope.labelSelector !== undefined) parts.push(`labelSelector ${JSON.stringify(scope.labelSelector)}`);
-  if (scope.priorityThreshold !== undefined)
-    parts.push(`priority threshold ${JSON.stringify(scope.priorityThreshold)}`);
-  if (scope.nodeFit !== undefined) parts.push(`nodeFit ${JSON.stringify(scope.nodeFit)}`);
-  return parts.length === 0 ? 'every pod' : parts.join(', ');
-}
-
-function build(
-  name: string,
-  plugins: readonly PluginSettings[],
-  evictor: EvictorSettings,
-  profileNotes: string[],
-  registry: StrategyRegistry,
-): ConvertedPolicy[] {
-  const notes = [...profileNotes];
-  // Plugins with a strategy, grouped by the pods they look at; the others are named with the reason.
-  const scopes = new Map<string, { scope: Scope; plugins: PluginSettings[] }>();
-  for (const plugin of plugins) {
-    const strategy = registry.byDeschedulerPlugin(plugin.name);
-    if (strategy?.descheduler === undefined) {
-      notes.push(`${plugin.name}: not carried over: this kube-rebalancer has no strategy for it yet`);
-      continue;
-    }
-    const scope = scopeOf(plugin.args);
-    const key = JSON.stringify([
-      scope.namespaces ?? null,
-      scope.labelSelector ?? null,
-      scope.priorityThreshold ?? null,
-      scope.nodeFit ?? null,
-    ]);
-    const entry = scopes.get(key);
-    if (entry) entry.plugins.push(plugin);
-    else scopes.set(key, { scope, plugins: [plugin] });
-  }
-  notes.push(...evictorNotes(evictor));
-  const groups = [...scopes.values()];
-  const names = groups.map((_, i) => (i === 0 ? name : `${name}-${i + 1}`));
-  if (groups.length > 1) {
-    notes.push(
-      `scope: the plugins look at different pods, and a RebalancePolicy has one scope: one policy per scope (${groups
-        .map((g, i) => `${names[i]}: ${g.plugins.map((p) => p.name).join(', ')} on ${scopeText(g.scope)}`)
-        .join('; ')})`,
-    );
-    for (const limit of ['maxNoOfPodsToEvictPerNode', 'maxNoOfPodsToEvictPerNamespace', 'maxNoOfPodsToEvictTotal']) {
-      if (evictor.top[limit] !== undefined)
-        notes.push(`${limit}: each of the ${groups.length} policies has this limit; the descheduler's was one for all`);
-    }
-  }
-  if (groups.length === 0) {
-    notes.unshift('nothing in this profile carries over: every strategy below is disabled, so the policy does nothing');
-    return [policyOf(name, { scope: scopeOf({}), plugins: [] }, evictor, notes, registry)];
-  }
-  return groups.map((g, i) => policyOf(names[i]!, g, evictor, [...notes], registry));
-}
-
-function policyOf(
-  name: string,
-  group: { scope: Scope; plugins: readonly PluginSettings[] },
-  evictor: EvictorSettings,
-  notes: string[],
-  registry: StrategyRegistry,
-): ConvertedPolicy {
-  // Every strategy is named, off unless a plugin maps to it, so the result reads as a complete translation.
-  const strategies: Record<string, Obj> = {};
-  for (const s of registry.all) strategies[s.key] = { enabled: false };
-  for (const plugin of group.plugins) {
-    const strategy = registry.byDeschedulerPlugin(plugin.name)!;
-    const target = strategies[strategy.key]!;
-    target['enabled'] = true;
-    // The settings that have an equivalent in ours: each strategy knows its plugin's args.
-    strategy.descheduler!.convertArgs(plugin.args, target, notes);
-  }
-  const spec: Obj = { mode: 'DryRun' };
-  const ns = group.scope.namespaces;
-  if (ns !== undefined) {
-    const include = strings(ns['include']);
-    const exclude = strings(ns['exclude']);
-    // Both are written: our default exclude (kube-system) is not the plugin's.
-    spec['namespaces'] = { include, exclude };
-  }
-  const selector = combinedSelector(
-    evictor.v1alpha1 ? undefined : evictor.args['labelSelector'],
-    group.scope.labelSelector,
-    notes,
-  );
-  if (selector !== undefined) spec['podSelector'] = selector;
-  spec['strategies'] = strategies;
-  spec['eviction'] = evictionOf(evictor, group.scope, notes);
-  notes.push(
-    'schedule: the descheduler runs as a CronJob or with --descheduling-interval, outside its policy; the default ' +
-      'schedule "*/5 * * * *" applies (set spec.schedule to match yours)',
-  );
-  return { name, spec, notes };
-}
-
-/** Both selectors must match (the evictor's and the plugin's): one LabelSelector with the requirements of both. */
-function combinedSelector(a: unknown, b: unknown, notes: string[]): Obj | undefined {
-  const parts = [a, b].filter((s) => s !== undefined && s !== null).map(obj);
-  if (parts.length === 0) return undefined;
-  if (parts.length === 1) return parts[0];
-  const matchLabels: Record<string, unknown> = {};
-  const matchExpressions: unknown[] = [];
-  for (const p of parts) {
-    for (const [k, v] of Object.entries(obj(p['matchLabels']))) {
-      if (k in matchLabels && matchLabels[k] !== v) {
-        // Both cannot hold: written as a requirement no pod meets, and said.
-        notes.push(
-          `labelSelector: the evictor and the plugin require ${k}=${String(matchLabels[k])} and ${k}=${String(v)}; no pod has both`,
-        );
-        matchExpressions.push({ key: k, operator: 'In', values: [v] });
-        continue;
-      }
-      matchLabels[k] = v;
-    }
-    if (Array.isArray(p['matchExpressions'])) matchExpressions.push(...(p['matchExpressions'] as unknown[]));
-  }
-  return {
-    ...(Object.keys(matchLabels).length > 0 ? { matchLabels } : {}),
-    ...(matchExpressions.length > 0 ? { matchExpressions } : {}),
-  };
-}
-
-/** Each DefaultEvictor argument and top-level field with no counterpart: one line saying why. */
-function evictorNotes(evictor: EvictorSettings): string[] {
-  const args = evictor.args;
-  const top = evictor.top;
-  const out: string[] = [];
-  const note = (field: string, why: string): void => void out.push(`${field}: ${why}`);
-  if (!evictor.v1alpha1) {
-    for (const field of Object.keys(args))
-      if (!EVICTOR_ARGS.includes(field))
-        note(`DefaultEvictor.${field}`, 'not carried over: not an argument this converter knows');
-    for (const field of Object.keys(top))
-      if (!['apiVersion', 'kind', 'profiles', ...V1ALPHA2_TOP].includes(field))
-        note(field, 'not carried over: not a DeschedulerPolicy field this converter knows');
-  }
-  if (top['nodeSelector'] !== undefined || args['nodeSelector'] !== undefined)
-    note(
-      'nodeSelector',
-      'not carried over: kube-rebalancer considers every node, as the scheduler does (limit the pods with namespaces ' +
-        'and podSelector instead)',
-    );
-  if (args['namespaceLabelSelector'] !== undefined)
-    note(
-      'namespaceLabelSelector',
-      'not carried over: spec.namespaces lists namespaces by name; list the ones it selects',
-    );
-  // The deprecated booleans say what podProtections says since v0.34: one reason each.
-  for (const [field, protection] of Object.entries(DEPRECATED_PROTECTIONS)) {
-    if (args[field] === true) note(field, PROTECTION_WHY[protection]!);
-  }
-  if (args['minReplicas'] !== undefined)
-    note(
-      'minReplicas',
-      'not carried over: no replica-count floor; PodDisruptionBudgets and eviction.maxPerWorkload (one pod of a ' +
-        'workload out at a time) guard small workloads',
-    );
-  if (args['noEvictionPolicy'] !== undefined)
-    note(
-      'noEvictionPolicy',
-      `${JSON.stringify(args['noEvictionPolicy'])}: the descheduler.alpha.kubernetes.io/prefer-no-eviction annotation ` +
-        'always protects a pod here (as Mandatory)',
-    );
-  out.push(...protectionNotes(obj(args['podProtections'])));
-  if (top['evictionFailureEventNotification'] !== undefined)
-    note(
-      'evictionFailureEventNotification',
-      'no counterpart needed: a failed eviction is always an Event (RebalanceEvictionFailed)',
-    );
-  if (top['metricsCollector'] !== undefined || top['metricsProviders'] !== undefined || top['prometheus'] !== undefined)
-    note(
-      'metricsCollector/metricsProviders',
-      'not carried over: actual usage is read from metrics.k8s.io by the utilization strategies (usage: Metrics)',
-    );
-  if (top['gracePeriodSeconds'] !== undefined)
-    note('gracePeriodSeconds', 'not carried over: evictions give each pod its own terminationGracePeriodSeconds');
-  return out;
-}
-
-/** The DefaultEvictor's deprecated booleans with no counterpart, and the pod protection each stands for. */
-const DEPRECATED_PROTECTIONS: Readonly<Record<string, string>> = {
-  evictSystemCriticalPods: 'SystemCriticalPods',
-  evictDaemonSetPods: 'DaemonSetPods',
-  evictFailedBarePods: 'FailedBarePods',
-  ignorePodsWithoutPDB: 'PodsWithoutPDB',
-};
-
-/** Why a pod protection the descheduler lets one lift (or add) has no counterpart here. */
-const PROTECTION_WHY: Readonly<Record<string, string>> = {
-  SystemCriticalPods:
-    'not carried over: kube-rebalancer never evicts pods at or above eviction.priorityThreshold (default ' +
-    'system-cluster-critical); raise the threshold to include more',
-  DaemonSetPods: 'not carried over: a DaemonSet pod would come back on the same node, so none is evicted',
-  FailedBarePods:
-    'not carried over: failedPods leaves bare pods alone unless eviction.evictBarePods is true, which lifts the ' +
-    'protection of Running bare pods too',
-  PodsWithoutPDB: 'not carried over: pods without a PodDisruptionBudget are evicted like the others',
-};
-
-/** DefaultEvictor's podProtections (v0.34 on): what is not eviction.evictLocalStoragePods or evictPodsWithPVC. */
-function protectionNotes(protections: Obj): string[] {
-  const out: string[] = [];
-  const lists: ReadonlyArray<readonly [string, string]> = [
-    ['extraEnabled', 'PodsWithPVC'], // eviction.evictPodsWithPVC: false
-    ['defaultDisabled', 'PodsWithLocalStorage'], // eviction.evictLocalStoragePods: true
-  ];
-  for (const [list, mapped] of lists) {
-    for (const p of strings(protections[list])) {
-      if (p === mapped) continue;
-      out.push(
-        `podProtections.${list} ${p}: ${PROTECTION_WHY[p] ?? 'not carried over: kube-rebalancer has no such protection'}`,
-      );
-    }
-  }
-  if (obj(protections['config'])['PodsWithPVC'] !== undefined)
-    out.push(
-      'podProtections.config.PodsWithPVC: not carried over: eviction.evictPodsWithPVC protects every pod with a ' +
-        'claim, whatever its storage class',
-    );
-  return out;
-}
-
-function evictionOf(evictor: EvictorSettings, scope: Scope, notes: string[]): Obj {
-  const args = evictor.args;
-  const top = evictor.top;
-  const eviction: Obj = {};
-  // v1alpha1 carries the priority threshold and nodeFit per strategy (the scope); v1alpha2 in the evictor.
-  const threshold = obj(evictor.v1alpha1 ? scope.priorityThreshold : args['priorityThreshold']);
-  if (typeof threshold['value'] === 'number') eviction['priorityThreshold'] = { value: threshold['value'] };
-  else if (typeof threshold['name'] === 'string') {
-    if (DNS_SUBDOMAIN.test(threshold['name'])) eviction['priorityThreshold'] = { className: threshold['name'] };
-    else
-      notes.push(
-        `priorityThreshold.name: ${JSON.stringify(threshold['name'])} is not a valid PriorityClass name (a lowercase ` +
-          'DNS subdomain), so no cluster can have it; the default threshold (system-cluster-critical) applies',
-      );
-  }
-  const limits: ReadonlyArray<readonly [string, string]> = [
-    ['maxNoOfPodsToEvictPerNode', 'maxPerNode'],
-    ['maxNoOfPodsToEvictPerNamespace', 'maxPerNamespace'],
-    ['maxNoOfPodsToEvictTotal', 'maxPerCycle'],
-  ];
-  for (const [from, to] of limits) if (typeof top[from] === 'number') eviction[to] = top[from];
-  const protections = obj(args['podProtections']);
-  if (typeof args['evictLocalStoragePods'] === 'boolean')
-    eviction['evictLocalStoragePods'] = args['evictLocalStoragePods'];
-  if (strings(protections['defaultDisabled']).includes('PodsWithLocalStorage'))
-    eviction['evictLocalStoragePods'] = true;
-  if (typeof args['ignorePvcPods'] === 'boolean') eviction['evictPodsWithPVC'] = !args['ignorePvcPods'];
-  if (strings(protections['extraEnabled']).includes('PodsWithPVC')) eviction['evictPodsWithPVC'] = false;
-  const nodeFit = evictor.v1alpha1 ? scope.nodeFit : args['nodeFit'];
-  if (typeof nodeFit === 'boolean') eviction['nodeFit'] = nodeFit;
-  if (typeof args['minPodAge'] === 'string') eviction['minPodAge'] = args['minPodAge'];
-  return eviction;
-}
-
-/** A string YAML would read as something else unquoted (YAML 1.1, as kubectl reads, or 1.2): off, yes, ~, 0755, 1e3, 12:30. */
-function readsOtherwise(s: string): boolean {
-  for (const version of ['1.1', '1.2'] as const) {
-    try {
-      if (parse(s, { version }) !== s) return true;
-    } catch {
-      return true;
-    }
-  }
-  return false;
-}
-
-/** One object as YAML, with every string that a YAML 1.1 or 1.2 reader would take for another type quoted. */
-export function safeYaml(value: unknown): string {
-  const doc = new Document(value, { version: '1.1' });
-  visit(doc, {
-    Scalar(_key, node) {
-      if (typeof node.value === 'string' && readsOtherwise(node.value)) node.type = 'QUOTE_DOUBLE';
-    },
-  });
-  return doc.toString({ lineWidth: 0 });
-}
-
-/** The policies as YAML documents, each headed by its notes as comments. */
-export function renderConverted(policies: readonly ConvertedPolicy[], source: string): string {
-  return policies
-    .map((p) => {
-      const header = [
-        `# Converted from the descheduler policy ${source} by kube-rebalancer convert.`,
-        '# DryRun: it plans and reports, and evicts nothing until you set spec.mode: Evict.',
-        ...p.notes.map((n) => `# ${n}`),
-      ];
-      const doc = {
-        apiVersion: 'rebalancer.dev/v1alpha1',
-        kind: 'RebalancePolicy',
-        metadata: { name: p.name },
-        spec: p.spec,
-      };
-      return `${header.join('\n')}\n${safeYaml(doc)}`;
-    })
-    .join('---\n');
+  return build(policyName(base, notes), plugins, evictor, notes, registry);
 }

@@ -15,6 +15,10 @@ export interface EvictabilityContext {
   readonly podSelector: Selector;
   /** The phases of the pods the strategy at hand acts on: Running unless a housekeeping strategy says more. */
   readonly phases?: readonly PodPhase[];
+  /** The number of live pods of the pod's controller (for minReplicas); absent: no floor is checked. */
+  readonly ownerPods?: (pod: PodInfo) => number;
+  /** Whether a PodDisruptionBudget selects the pod (for evictPodsWithoutPDB); absent: not checked. */
+  readonly hasBudget?: (pod: PodInfo) => boolean;
 }
 
 type Protection = (pod: PodInfo, ctx: EvictabilityContext) => string | undefined;
@@ -61,9 +65,27 @@ const tooYoung: Protection = (pod, ctx) => {
     : undefined;
 };
 
-const barePod: Protection = (pod, ctx) =>
-  pod.owner === undefined && !ctx.spec.eviction.evictBarePods && pod.evictAnnotation !== 'always'
-    ? 'bare pod without a controller (nothing would recreate it; set evictBarePods)'
+const barePod: Protection = (pod, ctx) => {
+  if (pod.owner !== undefined || ctx.spec.eviction.evictBarePods || pod.evictAnnotation === 'always') return undefined;
+  // A Failed bare pod is only a record of a finished run; removing it loses no work, a Running one's would be lost.
+  if (pod.phase === 'Failed' && ctx.spec.eviction.evictFailedBarePods === true) return undefined;
+  return pod.phase === 'Failed'
+    ? 'Failed bare pod without a controller (set evictFailedBarePods to let failedPods remove it)'
+    : 'bare pod without a controller (nothing would recreate it; set evictBarePods)';
+};
+
+const fewReplicas: Protection = (pod, ctx) => {
+  const floor = ctx.spec.eviction.minReplicas ?? 0;
+  if (floor <= 1 || pod.owner === undefined || ctx.ownerPods === undefined) return undefined;
+  const count = ctx.ownerPods(pod);
+  return count < floor
+    ? `${pod.owner.kind} ${pod.owner.name} has ${count} pod(s), fewer than minReplicas ${floor}`
+    : undefined;
+};
+
+const withoutBudget: Protection = (pod, ctx) =>
+  ctx.spec.eviction.evictPodsWithoutPDB === false && ctx.hasBudget !== undefined && !ctx.hasBudget(pod)
+    ? 'no PodDisruptionBudget selects the pod (evictPodsWithoutPDB is false)'
     : undefined;
 
 const localStorage: Protection = (pod, ctx) =>
@@ -88,9 +110,26 @@ export const PROTECTIONS: readonly Protection[] = [
   highPriority,
   tooYoung,
   barePod,
+  fewReplicas,
+  withoutBudget,
   localStorage,
   persistentVolume,
 ];
+
+/** Live pods (not Succeeded, Failed or terminating) per controller uid, counted once per snapshot. */
+export function ownerPodCounter(pods: readonly PodInfo[]): (pod: PodInfo) => number {
+  let counts: Map<string, number> | undefined;
+  return (pod) => {
+    if (counts === undefined) {
+      counts = new Map();
+      for (const p of pods) {
+        if (p.owner === undefined || p.terminating || p.phase === 'Succeeded' || p.phase === 'Failed') continue;
+        counts.set(p.owner.uid, (counts.get(p.owner.uid) ?? 0) + 1);
+      }
+    }
+    return pod.owner === undefined ? 0 : (counts.get(pod.owner.uid) ?? 0);
+  };
+}
 
 export function protectionReason(pod: PodInfo, ctx: EvictabilityContext): string | undefined {
   for (const check of PROTECTIONS) {

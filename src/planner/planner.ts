@@ -35,7 +35,8 @@ import { DEFAULT_PROFILE, type SchedulerProfile } from '../scheduling/profile.js
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, RuleStrategy, SkewStrategy, ViolationRecord } from '../strategies/types.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
-import { protectionReason, type EvictabilityContext } from './evictability.js';
+import { ownerPodCounter, protectionReason, type EvictabilityContext } from './evictability.js';
+import { pdbsForPod } from '../model/pdb.js';
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
 import type { Strategy } from './types.js';
@@ -168,6 +169,8 @@ export class Planner {
       priorityThreshold: resolvePriorityThreshold({ name: '', generation: 0, spec }, snapshot.priorityClasses),
       inScope: analysis.inScope,
       podSelector: spec.podSelector ?? MATCH_EVERYTHING,
+      ownerPods: ownerPodCounter(snapshot.pods),
+      hasBudget: (pod) => pdbsForPod(pod, snapshot.pdbs).length > 0,
     };
   }
 

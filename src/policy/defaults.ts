@@ -13,7 +13,7 @@ export interface PolicyInput {
   schedule?: string;
   suspend?: boolean;
   mode?: PolicyMode;
-  namespaces?: { include?: readonly string[]; exclude?: readonly string[] };
+  namespaces?: { include?: readonly string[]; exclude?: readonly string[]; labelSelector?: Selector };
   podSelector?: Selector;
   /**
    * Each strategy's section as its policy section read it (src/strategies/<key>/policy.ts), by key; a key is
@@ -30,6 +30,10 @@ export interface PolicyInput {
     evictLocalStoragePods?: boolean;
     evictBarePods?: boolean;
     evictPodsWithPVC?: boolean;
+    evictFailedBarePods?: boolean;
+    evictPodsWithoutPDB?: boolean;
+    minReplicas?: number;
+    gracePeriodSeconds?: number;
     nodeFit?: boolean;
     waitForReplacement?: boolean;
     replacementTimeoutMs?: number;
@@ -79,6 +83,8 @@ export const DEFAULT_SPEC: PolicySpec = deepFreeze({
     evictBarePods: false,
     // PVC-backed pods are recreated by their controller and reattach their claims.
     evictPodsWithPVC: true,
+    // evictFailedBarePods, evictPodsWithoutPDB, minReplicas and gracePeriodSeconds (the descheduler's settings) have
+    // no default: absent, Failed bare pods stay, pods without a budget are evicted, no replica floor, the pod's grace.
     // Only evict when the simulation finds a node the replacement fits on.
     nodeFit: true,
     // Pace on replacements becoming Ready, so capacity never drops more than one step at a time; give up after 5m.

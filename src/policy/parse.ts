@@ -242,6 +242,10 @@ function readEviction(r: Reader, spec: Obj | undefined): PolicyInput['eviction']
     'evictLocalStoragePods',
     'evictBarePods',
     'evictPodsWithPVC',
+    'evictFailedBarePods',
+    'evictPodsWithoutPDB',
+    'minReplicas',
+    'gracePeriodSeconds',
     'nodeFit',
     'waitForReplacement',
     'replacementTimeout',
@@ -259,6 +263,10 @@ function readEviction(r: Reader, spec: Obj | undefined): PolicyInput['eviction']
     evictLocalStoragePods: r.bool(e, 'evictLocalStoragePods', path),
     evictBarePods: r.bool(e, 'evictBarePods', path),
     evictPodsWithPVC: r.bool(e, 'evictPodsWithPVC', path),
+    evictFailedBarePods: r.bool(e, 'evictFailedBarePods', path),
+    evictPodsWithoutPDB: r.bool(e, 'evictPodsWithoutPDB', path),
+    minReplicas: r.integer(e, 'minReplicas', path, 0),
+    gracePeriodSeconds: r.integer(e, 'gracePeriodSeconds', path, 0),
     nodeFit: r.bool(e, 'nodeFit', path),
     waitForReplacement: r.bool(e, 'waitForReplacement', path),
     replacementTimeoutMs: r.duration(e, 'replacementTimeout', path),
@@ -314,7 +322,7 @@ function readSpec(r: Reader, spec: Obj | undefined, strategies: StrategyRegistry
     const problem = scheduleProblem(schedule);
     if (problem !== undefined) r.fail('spec.schedule', problem);
   }
-  const ns = r.object(spec, 'namespaces', 'spec', ['include', 'exclude']);
+  const ns = r.object(spec, 'namespaces', 'spec', ['include', 'exclude', 'labelSelector']);
   const include = r.stringList(ns, 'include', 'spec.namespaces', namespaceProblem);
   const exclude = r.stringList(ns, 'exclude', 'spec.namespaces', namespaceProblem);
   const both = include?.filter((n) => exclude?.includes(n)) ?? [];
@@ -323,7 +331,7 @@ function readSpec(r: Reader, spec: Obj | undefined, strategies: StrategyRegistry
     schedule,
     suspend: r.bool(spec, 'suspend', 'spec'),
     mode: r.oneOf(spec, 'mode', 'spec', MODES),
-    namespaces: { include, exclude },
+    namespaces: { include, exclude, labelSelector: r.selector(ns, 'labelSelector', 'spec.namespaces') },
     podSelector: r.selector(spec, 'podSelector', 'spec'),
     strategies: readStrategies(r, spec, strategies),
     eviction: readEviction(r, spec),

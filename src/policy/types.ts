@@ -17,7 +17,12 @@ export interface PolicySpec {
   readonly schedule: string;
   readonly suspend: boolean;
   readonly mode: PolicyMode;
-  readonly namespaces: { readonly include: readonly string[]; readonly exclude: readonly string[] };
+  readonly namespaces: {
+    readonly include: readonly string[];
+    readonly exclude: readonly string[];
+    /** Only namespaces whose labels match (the descheduler's namespaceLabelSelector); undefined: no label filter. */
+    readonly labelSelector?: Selector;
+  };
   readonly podSelector: Selector;
   /** One section per registered strategy, by its key; each section's type is its strategy's (src/strategies). */
   readonly strategies: StrategySections;
@@ -31,6 +36,14 @@ export interface PolicySpec {
     readonly evictLocalStoragePods: boolean;
     readonly evictBarePods: boolean;
     readonly evictPodsWithPVC: boolean;
+    /** failedPods may remove Failed bare pods; Running bare pods stay protected unless evictBarePods. */
+    readonly evictFailedBarePods?: boolean;
+    /** false: pods no PodDisruptionBudget selects are never evicted; absent: they are. */
+    readonly evictPodsWithoutPDB?: boolean;
+    /** A pod of a workload with fewer pods than this is never evicted (absent, 0 and 1: no floor). */
+    readonly minReplicas?: number;
+    /** The Eviction's deleteOptions.gracePeriodSeconds; undefined: the pod's own. */
+    readonly gracePeriodSeconds?: number;
     readonly nodeFit: boolean;
     readonly waitForReplacement: boolean;
     readonly replacementTimeoutMs: number;

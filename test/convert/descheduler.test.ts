@@ -54,13 +54,15 @@ describe('convert --descheduler-policy', () => {
     ['v1alpha2-full.yaml', 0, 'namespaces', { include: ['shop', 'payments'], exclude: [] }],
     ['v1alpha2-full.yaml', 0, 'podSelector.matchLabels', { tier: 'web' }],
     ['v1alpha2-full.yaml', 0, 'strategies.topologySpread.includeSoftConstraints', true],
-    ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints.enabled', false],
+    // What a policy names is what runs: a plugin not enabled is no section at all.
+    ['v1alpha2-full.yaml', 0, 'strategies.nodeTaints', undefined],
     ['v1alpha2-full.yaml', 2, 'namespaces', { include: ['shop', 'payments'], exclude: [] }],
     ['v1alpha2-full.yaml', 2, 'podSelector', undefined],
     ['v1alpha2-full.yaml', 2, 'strategies.nodeTaints.excludedTaints', ['dedicated=special-user', 'reserved']],
     ['v1alpha2-full.yaml', 2, 'strategies.nodeTaints.includePreferNoSchedule', true],
     ['v1alpha2-full.yaml', 2, 'strategies.topologySpread.enabled', false],
-    ['v1alpha2-full.yaml', 1, 'namespaces', undefined],
+    // No namespaces in the plugin: ours excludes kube-system, written out (and noted).
+    ['v1alpha2-full.yaml', 1, 'namespaces', { include: [], exclude: ['kube-system'] }],
     ['v1alpha2-full.yaml', 1, 'strategies.nodeAffinity', { enabled: true, required: true, preferred: true }],
     ['v1alpha2-full.yaml', 1, 'strategies.podAntiAffinity.enabled', true],
     ['v1alpha2-full.yaml', 1, 'strategies.podLifeTime', { enabled: true, maxPodLifeTime: '24h' }],
@@ -74,6 +76,9 @@ describe('convert --descheduler-policy', () => {
           ['eviction.maxPerNode', 5],
           ['eviction.maxPerNamespace', 3],
           ['eviction.maxPerCycle', 20],
+          // Failed bare pods only: evictBarePods (Running ones) stays unset.
+          ['eviction.evictFailedBarePods', true],
+          ['eviction.evictBarePods', undefined],
         ] as const
       ).map(([path, value]) => ['v1alpha2-full.yaml', i, path, value] as const),
     ),
@@ -106,13 +111,13 @@ describe('convert --descheduler-policy', () => {
     ['v1alpha1.yaml', 1, 'eviction.priorityThreshold', { className: 'priorityclass1' }],
     ['v1alpha1.yaml', 1, 'eviction.nodeFit', false],
     ['v1alpha1.yaml', 1, 'strategies.topologySpread', { enabled: true, includeSoftConstraints: true }],
-    ['v1alpha1.yaml', 1, 'strategies.podAntiAffinity.enabled', false],
+    ['v1alpha1.yaml', 1, 'strategies.podAntiAffinity', undefined],
     ...[0, 1].flatMap((i) =>
       (
         [
           ['eviction.maxPerNode', 40],
           ['eviction.evictPodsWithPVC', true],
-          ['strategies.nodeAffinity.enabled', false],
+          ['strategies.nodeAffinity', undefined],
         ] as const
       ).map(([path, value]) => ['v1alpha1.yaml', i, path, value] as const),
     ),
@@ -163,14 +168,7 @@ describe('convert --descheduler-policy', () => {
     [
       'v1alpha2-full.yaml',
       0,
-      [
-        'evictSystemCriticalPods',
-        'evictFailedBarePods',
-        'nodeSelector',
-        'scope',
-        'maxNoOfPodsToEvictTotal',
-        'schedule',
-      ],
+      ['evictSystemCriticalPods', 'nodeSelector', 'scope', 'maxNoOfPodsToEvictTotal', 'schedule'],
     ],
     ['v1alpha2-not-carried.yaml', 1, ['priorityThreshold.name']],
     ['v1alpha1.yaml', 0, ['nodeSelector', 'scope']],

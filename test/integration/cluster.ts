@@ -267,7 +267,7 @@ export function manifestObjects(): k8s.KubernetesObject[] {
  * The Prometheus Operator's CRDs, reduced to what makes its kinds known (any content accepted): the cluster has no
  * Prometheus Operator, and the test is about our manifests, not theirs.
  */
-function monitoringCrd(kind: string, plural: string): Record<string, unknown> {
+export function monitoringCrd(kind: string, plural: string): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

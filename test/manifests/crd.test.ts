@@ -121,6 +121,17 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
       rule: `self.matches(r'${CRON_REGEX}')`,
       intent: (self) => new RegExp(CRON_REGEX).test(self),
     },
+  'namespaces.labelSelector values must be non-empty for operators In and NotIn': {
+    path: '.spec.namespaces.labelSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+    intent: (self) => !['In', 'NotIn'].includes(self.operator) || (has(self, 'values') && self.values.length > 0),
+  },
+  'namespaces.labelSelector values must be empty for operators Exists and DoesNotExist': {
+    path: '.spec.namespaces.labelSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+    intent: (self) =>
+      !['Exists', 'DoesNotExist'].includes(self.operator) || !has(self, 'values') || self.values.length === 0,
+  },
   'minDomains may only be set when whenUnsatisfiable is DoNotSchedule': {
     path: '.spec.strategies.topologySpread.defaultConstraints[*]',
     rule: "!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'",

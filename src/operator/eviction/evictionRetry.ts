@@ -32,6 +32,8 @@ export interface EvictionSender {
   /** Why evictions must stop now (the maintenance window closed), or undefined. */
   readonly gateClosed: () => string | undefined;
   readonly dryRun: boolean;
+  /** The policy's eviction.gracePeriodSeconds, sent with each Eviction; undefined: the pod's own. */
+  readonly gracePeriodSeconds?: number;
   readonly halt: RunHalt;
   readonly log: Logger;
 }
@@ -58,7 +60,12 @@ export class RetryingEvictions {
         return 'halted';
       }
       try {
-        await this.s.evictor.evict({ namespace: pod.namespace, name: pod.name, uid: pod.uid }, this.s.dryRun);
+        const grace = this.s.gracePeriodSeconds;
+        const target = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
+        await this.s.evictor.evict(
+          grace === undefined ? target : { ...target, gracePeriodSeconds: grace },
+          this.s.dryRun,
+        );
         return 'ok';
       } catch (err) {
         if (err instanceof FencedError) {

@@ -4,6 +4,8 @@ export interface EvictionTarget {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
+  /** deleteOptions.gracePeriodSeconds; undefined: the pod's terminationGracePeriodSeconds. */
+  readonly gracePeriodSeconds?: number;
 }
 
 export interface Evictor {
@@ -28,7 +30,11 @@ export function createApiEvictor(core: EvictionApi): Evictor {
           apiVersion: 'policy/v1',
           kind: 'Eviction',
           metadata: { name: target.name, namespace: target.namespace },
-          deleteOptions: { preconditions: { uid: target.uid }, ...(dryRun ? { dryRun: ['All'] } : {}) },
+          deleteOptions: {
+            preconditions: { uid: target.uid },
+            ...(target.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: target.gracePeriodSeconds } : {}),
+            ...(dryRun ? { dryRun: ['All'] } : {}),
+          },
         },
       });
     },

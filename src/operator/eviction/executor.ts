@@ -187,6 +187,9 @@ export class PolicyRun {
       isLeader: deps.isLeader,
       gateClosed: () => opts.gate?.closed(),
       dryRun: this.dryRun,
+      ...(spec.eviction.gracePeriodSeconds !== undefined
+        ? { gracePeriodSeconds: spec.eviction.gracePeriodSeconds }
+        : {}),
       halt: this.halt,
       log: this.log,
     });

@@ -1,5 +1,7 @@
 // spec.strategies.podLifeTime: its type, defaults and validation.
-import type { PolicySection, StrategyConfig } from '../types.js';
+import { kindProblem, readExitCodes } from '../housekeeping.js';
+import type { Obj } from '../../model/rawJson.js';
+import type { PolicySection, SectionReader, StrategyConfig } from '../types.js';
 
 /** The pod phases podLifeTime acts on (Failed pods are failedPods'; Succeeded and Unknown ones no strategy's). */
 export const LIFETIME_PHASES = ['Running', 'Pending'] as const;
@@ -41,10 +43,14 @@ export const LIFETIME_STATES: readonly string[] = [
 export interface PodLifeTimeConfig extends StrategyConfig {
   readonly maxPodLifeTimeMs: number;
   readonly states: readonly string[];
+  /** Only pods with a container that terminated with one of these codes (absent or empty: any). */
+  readonly exitCodes?: readonly number[];
+  /** Only pods whose controller is of one of `include`'s kinds, and none of `exclude`'s (the descheduler's ownerKinds). */
+  readonly ownerKinds?: { readonly include: readonly string[]; readonly exclude: readonly string[] };
 }
 
 export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
-  fields: ['enabled', 'maxPodLifeTime', 'states'],
+  fields: ['enabled', 'maxPodLifeTime', 'states', 'exitCodes', 'ownerKinds'],
   defaults: {
     // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
@@ -52,6 +58,9 @@ export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
     maxPodLifeTimeMs: 168 * 3_600_000,
     // Empty: any Running pod past the age.
     states: [],
+    // Empty: any exit code, any owner (the descheduler's defaults).
+    exitCodes: [],
+    ownerKinds: { include: [], exclude: [] },
   },
   read: (r, section, path) => ({
     enabled: r.bool(section, 'enabled', path),
@@ -63,5 +72,20 @@ export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
           ? `${s} pods are not podLifeTime's (failedPods removes Failed pods); must be one of ${LIFETIME_STATES.join(', ')}`
           : `must be one of ${LIFETIME_STATES.join(', ')}`,
     ),
+    exitCodes: readExitCodes(r, section, path),
+    ownerKinds: readOwnerKinds(r, section, path),
   }),
 };
+
+/** ownerKinds {include, exclude}: both lists of kinds; absent: every owner. */
+function readOwnerKinds(r: SectionReader, section: Obj | undefined, path: string): PodLifeTimeConfig['ownerKinds'] {
+  const where = `${path}.ownerKinds`;
+  const value = section?.['ownerKinds'];
+  if (value === undefined || value === null) return undefined;
+  const o = r.objectValue(value, where, ['include', 'exclude']);
+  if (o === undefined) return undefined;
+  return {
+    include: r.stringList(o, 'include', where, kindProblem) ?? [],
+    exclude: r.stringList(o, 'exclude', where, kindProblem) ?? [],
+  };
+}

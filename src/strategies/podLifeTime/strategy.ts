@@ -2,7 +2,7 @@
 // those in one of `states` (a phase, the pod's status reason, or a container's waiting or terminated reason), oldest
 // first. Running pods; Pending ones too when `states` names Pending or a waiting reason (a pod stuck pulling its
 // image is Pending).
-import type { PodPhase } from '../../model/types.js';
+import type { PodInfo, PodPhase } from '../../model/types.js';
 import { formatAge, oldestFirst, secondsAsDuration } from '../housekeeping.js';
 import { stringItems } from '../../model/rawJson.js';
 import type { HousekeepingCandidate, HousekeepingStrategy } from '../types.js';
@@ -14,6 +14,15 @@ function phasesOf(config: PodLifeTimeConfig): readonly PodPhase[] {
   const pending =
     config.states.includes('Pending') || config.states.some((s) => (WAITING_REASONS as readonly string[]).includes(s));
   return pending ? ['Running', 'Pending'] : ['Running'];
+}
+
+/** ownerKinds: the pod's controller kind is included (when a list is given) and not excluded; a bare pod has none. */
+function ownerKindOk(pod: PodInfo, config: PodLifeTimeConfig): boolean {
+  const kinds = config.ownerKinds;
+  if (kinds === undefined) return true;
+  const kind = pod.owner?.kind;
+  if (kinds.include.length > 0 && (kind === undefined || !kinds.include.includes(kind))) return false;
+  return kind === undefined || !kinds.exclude.includes(kind);
 }
 
 export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'> = {
@@ -29,7 +38,9 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
     const limit = formatAge(config.maxPodLifeTimeMs);
     const out: HousekeepingCandidate[] = [];
     // Filtered before sorting: of a large cluster's pods, few are past the age.
-    const old = ctx.pods.filter((p) => phases.includes(p.phase) && ctx.now - p.createdAt > config.maxPodLifeTimeMs);
+    const old = ctx.pods.filter(
+      (p) => phases.includes(p.phase) && ctx.now - p.createdAt > config.maxPodLifeTimeMs && ownerKindOk(p, config),
+    );
     for (const pod of old.sort(oldestFirst)) {
       const age = ctx.now - pod.createdAt;
       let state = '';
@@ -39,6 +50,12 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
         );
         if (matched === undefined) continue;
         state = `, in state ${matched}`;
+      }
+      const codes = config.exitCodes ?? [];
+      if (codes.length > 0) {
+        const code = pod.statusDetail?.exitCodes.find((c) => codes.includes(c));
+        if (code === undefined) continue;
+        state += `, a container exited with ${code}`;
       }
       out.push({ pod, reason: () => `pod is ${formatAge(age)} old, older than maxPodLifeTime ${limit}${state}` });
     }
@@ -66,10 +83,24 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
         section['enabled'] = false;
         notes.push('PodLifeTime: none of its states is one podLifeTime acts on, so the section is left disabled');
       }
+      const exitCodes = args['exitCodes'];
+      if (Array.isArray(exitCodes) && exitCodes.length > 0) section['exitCodes'] = exitCodes;
+      const owners = args['ownerKinds'];
+      if (typeof owners === 'object' && owners !== null) {
+        const o = owners as Record<string, unknown>;
+        section['ownerKinds'] = { include: stringItems(o['include']), exclude: stringItems(o['exclude']) };
+      }
+      if (Array.isArray(args['conditions']) && args['conditions'].length > 0 && section['enabled'] !== false) {
+        // Without its conditions the section would select more pods than the plugin did: left off, and said.
+        section['enabled'] = false;
+        notes.push('PodLifeTime: its conditions cannot be carried over, so the section is left disabled');
+      }
       for (const [field, why] of [
-        ['conditions', 'pod conditions are not read; states and maxPodLifeTime select the pods'],
-        ['exitCodes', 'exit codes select Failed pods: use failedPods.exitCodes'],
-        ['ownerKinds', 'no owner-kind filter on podLifeTime; narrow it with the policy podSelector or namespaces'],
+        [
+          'conditions',
+          'pod conditions (and their transition times) are not read; states, exitCodes, ownerKinds and ' +
+            'maxPodLifeTime select the pods',
+        ],
         ['includingInitContainers', "only the containers' own states are matched"],
         ['includingEphemeralContainers', 'ephemeral containers are debugging aids and are not matched'],
       ] as const) {

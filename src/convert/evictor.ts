@@ -1,0 +1,233 @@
+// The DefaultEvictor's arguments and the DeschedulerPolicy's top-level fields: what becomes spec.eviction (and the
+// policy's scope), and a note for each one with no counterpart saying why.
+import { stringItems as strings, type Obj, isObj } from '../model/rawJson.js';
+import { DEFAULT_SPEC } from '../policy/defaults.js';
+import { PLUGIN_ARGS, TOP_ARGS, fieldPath } from './argTypes.js';
+import type { EvictorSettings } from './types.js';
+
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function obj(value: unknown): Obj {
+  return isObj(value) ? value : {};
+}
+
+/** Where an evictor argument was written: `profiles[0].pluginConfig[0].args.minPodAge`, or v1alpha1's top level. */
+function argPath(evictor: EvictorSettings, key: string): string {
+  return fieldPath(evictor.path, key);
+}
+
+/** Each DefaultEvictor argument and top-level field with no counterpart: one line saying why. */
+export function evictorNotes(evictor: EvictorSettings): string[] {
+  const args = evictor.args;
+  const top = evictor.top;
+  const out: string[] = [];
+  const note = (field: string, why: string): void => void out.push(`${field}: ${why}`);
+  if (!evictor.v1alpha1) {
+    for (const field of Object.keys(args))
+      if (PLUGIN_ARGS['DefaultEvictor']![field] === undefined)
+        note(`DefaultEvictor.${field}`, 'not carried over: not an argument of the descheduler v0.36 DefaultEvictor');
+    for (const field of Object.keys(top))
+      if (!['apiVersion', 'kind', 'profiles', ...Object.keys(TOP_ARGS)].includes(field))
+        note(field, 'not carried over: not a field of the descheduler v0.36 DeschedulerPolicy');
+  }
+  if (top['nodeSelector'] !== undefined || args['nodeSelector'] !== undefined)
+    note(
+      'nodeSelector',
+      'not carried over: kube-rebalancer considers every node, as the scheduler does (limit the pods with namespaces ' +
+        'and podSelector instead)',
+    );
+  for (const [field, protection] of Object.entries(DEPRECATED_PROTECTIONS)) {
+    if (args[field] === true && PROTECTION_WHY[protection] !== undefined) note(field, PROTECTION_WHY[protection]);
+  }
+  if (args['noEvictionPolicy'] === 'Preferred' || (args['noEvictionPolicy'] === undefined && !evictor.v1alpha1))
+    note(
+      'noEvictionPolicy',
+      `${args['noEvictionPolicy'] === undefined ? 'Preferred (the default)' : '"Preferred"'}: stricter here: the ` +
+        'descheduler.alpha.kubernetes.io/prefer-no-eviction annotation always protects a pod (as Mandatory does), ' +
+        'where Preferred only evicts such pods last',
+    );
+  out.push(...protectionNotes(obj(args['podProtections'])));
+  if (top['evictionFailureEventNotification'] !== undefined)
+    note(
+      'evictionFailureEventNotification',
+      'no counterpart needed: a failed eviction is always an Event (RebalanceEvictionFailed)',
+    );
+  if (top['metricsCollector'] !== undefined || top['metricsProviders'] !== undefined)
+    note(
+      'metricsCollector/metricsProviders',
+      'not carried over: actual usage is read from metrics.k8s.io by the utilization strategies (usage: Metrics); ' +
+        'a Prometheus source has no counterpart yet',
+    );
+  return out;
+}
+
+/** The DefaultEvictor's deprecated booleans and the pod protection each lifts (or, for ignorePodsWithoutPDB, adds). */
+const DEPRECATED_PROTECTIONS: Readonly<Record<string, string>> = {
+  evictSystemCriticalPods: 'SystemCriticalPods',
+  evictDaemonSetPods: 'DaemonSetPods',
+};
+
+/** Why a pod protection the descheduler lets one lift (or add) has no counterpart here. */
+const PROTECTION_WHY: Readonly<Record<string, string>> = {
+  SystemCriticalPods:
+    'not carried over: kube-rebalancer never evicts pods at or above eviction.priorityThreshold (default ' +
+    'system-cluster-critical); raise the threshold to include more',
+  DaemonSetPods: 'not carried over: a DaemonSet pod would come back on the same node, so none is evicted',
+  PodsWithResourceClaims:
+    'not carried over: pods with resource claims are evicted like the others (their claims are re-allocated by ' +
+    'the scheduler when the replacement lands)',
+};
+
+/** Protections carried over as spec.eviction fields (see evictionOf), by list. */
+const MAPPED: Readonly<Record<string, readonly string[]>> = {
+  extraEnabled: ['PodsWithPVC', 'PodsWithoutPDB'],
+  defaultDisabled: ['PodsWithLocalStorage', 'FailedBarePods'],
+};
+
+/** DefaultEvictor's podProtections (v0.34 on): what evictionOf does not carry over. */
+function protectionNotes(protections: Obj): string[] {
+  const out: string[] = [];
+  for (const list of ['extraEnabled', 'defaultDisabled'] as const) {
+    for (const p of strings(protections[list])) {
+      if (MAPPED[list]!.includes(p)) continue;
+      out.push(
+        `podProtections.${list} ${p}: ${PROTECTION_WHY[p] ?? 'not carried over: not a protection of the descheduler v0.36'}`,
+      );
+    }
+  }
+  if (obj(protections['config'])['PodsWithPVC'] !== undefined)
+    out.push(
+      'podProtections.config.PodsWithPVC: not carried over: eviction.evictPodsWithPVC protects every pod with a ' +
+        'claim, whatever its storage class',
+    );
+  return out;
+}
+
+/** The descheduler's settings that mean the same as one of spec.eviction's, and where each was written. */
+export function evictionOf(
+  evictor: EvictorSettings,
+  scope: { priorityThreshold: unknown; nodeFit: unknown; path: string },
+  notes: string[],
+  sources: Map<string, string>,
+): Obj {
+  const args = evictor.args;
+  const top = evictor.top;
+  const eviction: Obj = {};
+  const set = (key: string, value: unknown, from: string): void => {
+    eviction[key] = value;
+    sources.set(`spec.eviction.${key}`, from);
+  };
+  // v1alpha1 carries the priority threshold and nodeFit per strategy (the scope); v1alpha2 in the evictor.
+  const thresholdPath = evictor.v1alpha1 ? scope.path : argPath(evictor, 'priorityThreshold');
+  const threshold = obj(evictor.v1alpha1 ? scope.priorityThreshold : args['priorityThreshold']);
+  if (threshold['value'] !== undefined && threshold['value'] !== null)
+    set('priorityThreshold', { value: threshold['value'] }, thresholdPath);
+  else if (typeof threshold['name'] === 'string' && threshold['name'] !== '') {
+    if (DNS_SUBDOMAIN.test(threshold['name']))
+      set('priorityThreshold', { className: threshold['name'] }, thresholdPath);
+    else
+      notes.push(
+        `priorityThreshold.name: ${JSON.stringify(threshold['name'])} is not a valid PriorityClass name (a lowercase ` +
+          'DNS subdomain), so no cluster can have it; the default threshold (system-cluster-critical) applies',
+      );
+  }
+  const limits: ReadonlyArray<readonly [string, string]> = [
+    ['maxNoOfPodsToEvictPerNode', 'maxPerNode'],
+    ['maxNoOfPodsToEvictPerNamespace', 'maxPerNamespace'],
+    ['maxNoOfPodsToEvictTotal', 'maxPerCycle'],
+  ];
+  for (const [from, to] of limits) if (top[from] !== undefined && top[from] !== null) set(to, top[from], from);
+  protectionSettings(evictor, set);
+  const nodeFit = evictor.v1alpha1 ? scope.nodeFit : args['nodeFit'];
+  if (nodeFit !== undefined && nodeFit !== null)
+    set('nodeFit', nodeFit, evictor.v1alpha1 ? scope.path : argPath(evictor, 'nodeFit'));
+  if (args['minReplicas'] !== undefined && args['minReplicas'] !== null)
+    set('minReplicas', args['minReplicas'], argPath(evictor, 'minReplicas'));
+  if (top['gracePeriodSeconds'] !== undefined && top['gracePeriodSeconds'] !== null)
+    set('gracePeriodSeconds', top['gracePeriodSeconds'], 'gracePeriodSeconds');
+  introduceDefaults(eviction, args, evictor, notes, sources);
+  return eviction;
+}
+
+/** The DefaultEvictor's protections (its booleans and podProtections) that are spec.eviction fields here. */
+function protectionSettings(evictor: EvictorSettings, set: (key: string, value: unknown, from: string) => void): void {
+  const args = evictor.args;
+  const protections = obj(args['podProtections']);
+  const protectionsPath = argPath(evictor, 'podProtections');
+  if (args['evictLocalStoragePods'] !== undefined)
+    set('evictLocalStoragePods', args['evictLocalStoragePods'], argPath(evictor, 'evictLocalStoragePods'));
+  if (strings(protections['defaultDisabled']).includes('PodsWithLocalStorage'))
+    set('evictLocalStoragePods', true, `${protectionsPath}.defaultDisabled`);
+  if (typeof args['ignorePvcPods'] === 'boolean')
+    set('evictPodsWithPVC', !args['ignorePvcPods'], argPath(evictor, 'ignorePvcPods'));
+  if (strings(protections['extraEnabled']).includes('PodsWithPVC'))
+    set('evictPodsWithPVC', false, `${protectionsPath}.extraEnabled`);
+  if (args['ignorePodsWithoutPDB'] === true)
+    set('evictPodsWithoutPDB', false, argPath(evictor, 'ignorePodsWithoutPDB'));
+  if (strings(protections['extraEnabled']).includes('PodsWithoutPDB'))
+    set('evictPodsWithoutPDB', false, `${protectionsPath}.extraEnabled`);
+  // Failed bare pods only: the Running-bare-pod protection (evictBarePods) stays as it is.
+  if (args['evictFailedBarePods'] === true) set('evictFailedBarePods', true, argPath(evictor, 'evictFailedBarePods'));
+  if (strings(protections['defaultDisabled']).includes('FailedBarePods'))
+    set('evictFailedBarePods', true, `${protectionsPath}.defaultDisabled`);
+}
+
+/** A duration held in milliseconds as the Go-style string the CRD takes (300000 → "5m"). */
+function goDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s % 3600 === 0 && s > 0) return `${s / 3600}h`;
+  if (s % 60 === 0 && s > 0) return `${s / 60}m`;
+  return `${s}s`;
+}
+
+/** kube-rebalancer's eviction limits the descheduler has no counterpart of, and why a user may want to change each. */
+const INTRODUCED: ReadonlyArray<readonly [string, string]> = [
+  ['maxPerCycle', 'the descheduler limits a run only with maxNoOfPodsToEvictTotal'],
+  ['maxPerNode', 'the descheduler limits a node only with maxNoOfPodsToEvictPerNode'],
+  ['maxPerNamespace', 'the descheduler limits a namespace only with maxNoOfPodsToEvictPerNamespace'],
+  ['maxPerWorkload', 'the descheduler has no limit per workload (replicas out at once until replacements are Ready)'],
+];
+
+/**
+ * kube-rebalancer's eviction defaults that the descheduler does not have, written out (so the policy reads as what
+ * runs) each with a note: these make the converted policy evict fewer pods per cycle than the descheduler did.
+ */
+function introduceDefaults(
+  eviction: Obj,
+  args: Obj,
+  evictor: EvictorSettings,
+  notes: string[],
+  sources: Map<string, string>,
+): void {
+  const d = DEFAULT_SPEC.eviction;
+  for (const [key, why] of INTRODUCED) {
+    if (eviction[key] !== undefined) continue;
+    eviction[key] = d[key as 'maxPerCycle'];
+    notes.push(`eviction.${key}: ${eviction[key] as number}, kube-rebalancer's default: ${why} (0 allows none)`);
+  }
+  if (args['minPodAge'] !== undefined && args['minPodAge'] !== null) {
+    eviction['minPodAge'] = args['minPodAge'];
+    sources.set('spec.eviction.minPodAge', argPath(evictor, 'minPodAge'));
+  } else {
+    eviction['minPodAge'] = goDuration(d.minPodAgeMs);
+    notes.push(
+      `eviction.minPodAge: ${goDuration(d.minPodAgeMs)}, kube-rebalancer's default: the descheduler sets no minimum ` +
+        'age unless DefaultEvictor.minPodAge does ("0s" to evict pods of any age)',
+    );
+  }
+  eviction['waitForReplacement'] = d.waitForReplacement;
+  eviction['replacementTimeout'] = goDuration(d.replacementTimeoutMs);
+  eviction['cooldown'] = goDuration(d.cooldownMs);
+  notes.push(
+    `eviction.waitForReplacement: ${String(d.waitForReplacement)}, replacementTimeout ` +
+      `${goDuration(d.replacementTimeoutMs)}, cooldown ${goDuration(d.cooldownMs)}: kube-rebalancer's pacing, which ` +
+      "the descheduler does not have (it evicts a run's pods at once and may evict a replacement again next run)",
+  );
+  if (eviction['nodeFit'] === undefined) {
+    eviction['nodeFit'] = d.nodeFit;
+    notes.push(
+      `eviction.nodeFit: ${String(d.nodeFit)}, kube-rebalancer's default (the descheduler's is false): a pod is ` +
+        'evicted only where its replacement fits on another node',
+    );
+  }
+}

@@ -1,0 +1,605 @@
+// convert, one table row per DeschedulerPolicy field of the descheduler v0.36 (pkg/api/v1alpha2/types.go and each
+// plugin's types.go): where it lands in the RebalancePolicy, or the note that says why it does not; values the CRD
+// would refuse are exit 2 naming the DeschedulerPolicy field. Policies are the fixtures under
+// test/fixtures/descheduler (the chart's default values, a policy with every field) and small ones built here.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { main } from '../../src/cli/program.js';
+import { parsePolicy } from '../../src/policy/parse.js';
+
+type Json = Record<string, unknown>;
+
+interface Result {
+  readonly code: number;
+  readonly err: string;
+  readonly docs: { readonly raw: Json; readonly comments: string[] }[];
+}
+
+async function convertFile(file: string): Promise<Result> {
+  let out = '';
+  let err = '';
+  const code = await main(['convert', '--descheduler-policy', file], {
+    stdout: (s) => (out += s),
+    stderr: (s) => (err += s),
+  });
+  const docs =
+    out === ''
+      ? []
+      : out.split(/^---$/m).map((text) => ({
+          raw: parseAllDocuments(text, { version: '1.1' })[0]!.toJS() as Json,
+          comments: text
+            .split('\n')
+            .filter((l) => l.startsWith('# '))
+            .map((l) => l.slice(2)),
+        }));
+  return { code, err, docs };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'convert-fields-'));
+let written = 0;
+
+async function convert(policy: Json): Promise<Result> {
+  const file = join(dir, `p${written++}.json`);
+  writeFileSync(file, JSON.stringify(policy));
+  return convertFile(file);
+}
+
+/** One profile "p" with DefaultEvictor args, one plugin with args, and optional top-level fields. */
+function policy(plugin: string, args: Json = {}, evictor: Json = {}, top: Json = {}): Json {
+  const point = ['LowNodeUtilization', 'HighNodeUtilization', 'RemoveDuplicates'].includes(plugin)
+    ? 'balance'
+    : 'deschedule';
+  return {
+    apiVersion: 'descheduler/v1alpha2',
+    kind: 'DeschedulerPolicy',
+    ...top,
+    profiles: [
+      {
+        name: 'p',
+        pluginConfig: [
+          { name: 'DefaultEvictor', args: evictor },
+          { name: plugin, args },
+        ],
+        plugins: { [point]: { enabled: [plugin] } },
+      },
+    ],
+  };
+}
+
+function at(raw: Json, path: string): unknown {
+  let node: unknown = raw;
+  for (const part of path.split('.')) node = (node as Json | undefined)?.[part];
+  return node;
+}
+
+const LNU = { thresholds: { cpu: 20 }, targetThresholds: { cpu: 50 } };
+
+describe('convert: values the CRD (or the descheduler) would refuse are exit 2 naming the field', () => {
+  it.each<readonly [string, Json, RegExp]>([
+    [
+      'thresholds cpu "twenty"',
+      policy('LowNodeUtilization', { thresholds: { cpu: 'twenty' }, targetThresholds: { cpu: 50 } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.thresholds\.cpu: must be a number, a percentage \(got "twenty"\)/,
+    ],
+    [
+      'targetThresholds cpu -5',
+      policy('LowNodeUtilization', { thresholds: { cpu: 20 }, targetThresholds: { cpu: -5 } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.targetThresholds\.cpu: must be a number from 0 to 100 \(got number -5\)/,
+    ],
+    [
+      'a threshold above 100',
+      policy('HighNodeUtilization', { thresholds: { memory: 120 } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.thresholds\.memory: /,
+    ],
+    [
+      'maxNoOfPodsToEvictTotal -1',
+      policy('RemoveDuplicates', {}, {}, { maxNoOfPodsToEvictTotal: -1 }),
+      /: maxNoOfPodsToEvictTotal: must be an integer ≥ 0 \(got -1\)/,
+    ],
+    [
+      'gracePeriodSeconds "30s"',
+      policy('RemoveDuplicates', {}, {}, { gracePeriodSeconds: '30s' }),
+      /: gracePeriodSeconds: must be an integer/,
+    ],
+    [
+      'minReplicas -2',
+      policy('RemoveDuplicates', {}, { minReplicas: -2 }),
+      /profiles\[0\]\.pluginConfig\[0\]\.args\.minReplicas: must be an integer ≥ 0/,
+    ],
+    [
+      'minPodAge "ten minutes"',
+      policy('RemoveDuplicates', {}, { minPodAge: 'ten minutes' }),
+      /profiles\[0\]\.pluginConfig\[0\]\.args\.minPodAge: /,
+    ],
+    [
+      'podRestartThreshold "many"',
+      policy('RemovePodsHavingTooManyRestarts', { podRestartThreshold: 'many' }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.podRestartThreshold: must be an integer/,
+    ],
+    [
+      'maxPodLifeTimeSeconds -60',
+      policy('PodLifeTime', { maxPodLifeTimeSeconds: -60 }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.maxPodLifeTimeSeconds: must be an integer ≥ 0/,
+    ],
+    [
+      'a namespace name the API would refuse',
+      policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.namespaces\.include\[0\]: /,
+    ],
+  ])('%s', async (_name, raw, message) => {
+    const r = await convert(raw);
+    expect(r.code).toBe(2);
+    expect(r.docs).toEqual([]);
+    expect(r.err).toMatch(message);
+    // One paragraph: every problem on one line.
+    expect(r.err.split('\n').filter((l) => l !== '')).toHaveLength(1);
+  });
+
+  it('both bad thresholds of the issue are named in one error', async () => {
+    const r = await convert(
+      policy('LowNodeUtilization', { thresholds: { cpu: 'twenty' }, targetThresholds: { cpu: -5 } }),
+    );
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('args.thresholds.cpu');
+  });
+});
+
+describe('convert: each field carried over', () => {
+  it.each<readonly [string, Json, string, unknown]>([
+    // [field, policy, RebalancePolicy path, value]
+    [
+      'maxNoOfPodsToEvictPerNode',
+      policy('RemoveDuplicates', {}, {}, { maxNoOfPodsToEvictPerNode: 4 }),
+      'spec.eviction.maxPerNode',
+      4,
+    ],
+    [
+      'maxNoOfPodsToEvictPerNamespace',
+      policy('RemoveDuplicates', {}, {}, { maxNoOfPodsToEvictPerNamespace: 3 }),
+      'spec.eviction.maxPerNamespace',
+      3,
+    ],
+    [
+      'maxNoOfPodsToEvictTotal',
+      policy('RemoveDuplicates', {}, {}, { maxNoOfPodsToEvictTotal: 12 }),
+      'spec.eviction.maxPerCycle',
+      12,
+    ],
+    [
+      'gracePeriodSeconds',
+      policy('RemoveDuplicates', {}, {}, { gracePeriodSeconds: 20 }),
+      'spec.eviction.gracePeriodSeconds',
+      20,
+    ],
+    [
+      'DefaultEvictor.labelSelector',
+      policy('RemoveDuplicates', {}, { labelSelector: { matchLabels: { a: 'b' } } }),
+      'spec.podSelector',
+      { matchLabels: { a: 'b' } },
+    ],
+    [
+      'DefaultEvictor.namespaceLabelSelector',
+      policy('RemoveDuplicates', {}, { namespaceLabelSelector: { matchLabels: { env: 'prod' } } }),
+      'spec.namespaces.labelSelector',
+      { matchLabels: { env: 'prod' } },
+    ],
+    [
+      'DefaultEvictor.priorityThreshold.value',
+      policy('RemoveDuplicates', {}, { priorityThreshold: { value: 100 } }),
+      'spec.eviction.priorityThreshold',
+      { value: 100 },
+    ],
+    [
+      'DefaultEvictor.priorityThreshold.name',
+      policy('RemoveDuplicates', {}, { priorityThreshold: { name: 'high' } }),
+      'spec.eviction.priorityThreshold',
+      { className: 'high' },
+    ],
+    ['DefaultEvictor.nodeFit', policy('RemoveDuplicates', {}, { nodeFit: false }), 'spec.eviction.nodeFit', false],
+    ['DefaultEvictor.minReplicas', policy('RemoveDuplicates', {}, { minReplicas: 3 }), 'spec.eviction.minReplicas', 3],
+    [
+      'DefaultEvictor.minPodAge',
+      policy('RemoveDuplicates', {}, { minPodAge: '90s' }),
+      'spec.eviction.minPodAge',
+      '90s',
+    ],
+    [
+      'DefaultEvictor.evictLocalStoragePods',
+      policy('RemoveDuplicates', {}, { evictLocalStoragePods: true }),
+      'spec.eviction.evictLocalStoragePods',
+      true,
+    ],
+    [
+      'DefaultEvictor.ignorePvcPods',
+      policy('RemoveDuplicates', {}, { ignorePvcPods: true }),
+      'spec.eviction.evictPodsWithPVC',
+      false,
+    ],
+    [
+      'DefaultEvictor.ignorePodsWithoutPDB',
+      policy('RemoveDuplicates', {}, { ignorePodsWithoutPDB: true }),
+      'spec.eviction.evictPodsWithoutPDB',
+      false,
+    ],
+    [
+      'DefaultEvictor.evictFailedBarePods',
+      policy('RemoveDuplicates', {}, { evictFailedBarePods: true }),
+      'spec.eviction.evictFailedBarePods',
+      true,
+    ],
+    // ... without lifting the Running-bare-pod protection.
+    [
+      'DefaultEvictor.evictFailedBarePods keeps evictBarePods',
+      policy('RemoveDuplicates', {}, { evictFailedBarePods: true }),
+      'spec.eviction.evictBarePods',
+      undefined,
+    ],
+    [
+      'podProtections.defaultDisabled PodsWithLocalStorage',
+      policy('RemoveDuplicates', {}, { podProtections: { defaultDisabled: ['PodsWithLocalStorage'] } }),
+      'spec.eviction.evictLocalStoragePods',
+      true,
+    ],
+    [
+      'podProtections.defaultDisabled FailedBarePods',
+      policy('RemoveDuplicates', {}, { podProtections: { defaultDisabled: ['FailedBarePods'] } }),
+      'spec.eviction.evictFailedBarePods',
+      true,
+    ],
+    [
+      'podProtections.extraEnabled PodsWithPVC',
+      policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithPVC'] } }),
+      'spec.eviction.evictPodsWithPVC',
+      false,
+    ],
+    [
+      'podProtections.extraEnabled PodsWithoutPDB',
+      policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithoutPDB'] } }),
+      'spec.eviction.evictPodsWithoutPDB',
+      false,
+    ],
+    [
+      'LowNodeUtilization thresholds',
+      policy('LowNodeUtilization', LNU),
+      'spec.strategies.lowNodeUtilization.thresholds',
+      { cpu: 20 },
+    ],
+    [
+      'LowNodeUtilization useDeviationThresholds',
+      policy('LowNodeUtilization', { ...LNU, useDeviationThresholds: true }),
+      'spec.strategies.lowNodeUtilization.useDeviationThresholds',
+      true,
+    ],
+    [
+      'LowNodeUtilization numberOfNodes',
+      policy('LowNodeUtilization', { ...LNU, numberOfNodes: 2 }),
+      'spec.strategies.lowNodeUtilization.numberOfNodes',
+      2,
+    ],
+    [
+      'LowNodeUtilization metricsUtilization.metricsServer',
+      policy('LowNodeUtilization', { ...LNU, metricsUtilization: { metricsServer: true } }),
+      'spec.strategies.lowNodeUtilization.usage',
+      'Metrics',
+    ],
+    [
+      'LowNodeUtilization evictableNamespaces',
+      policy('LowNodeUtilization', { ...LNU, evictableNamespaces: { exclude: ['batch'] } }),
+      'spec.namespaces',
+      { include: [], exclude: ['batch'] },
+    ],
+    [
+      'HighNodeUtilization thresholds',
+      policy('HighNodeUtilization', { thresholds: { memory: 30 } }),
+      'spec.strategies.highNodeUtilization.thresholds',
+      { memory: 30 },
+    ],
+    [
+      'RemoveDuplicates excludeOwnerKinds',
+      policy('RemoveDuplicates', { excludeOwnerKinds: ['Job'] }),
+      'spec.strategies.removeDuplicates.excludeOwnerKinds',
+      ['Job'],
+    ],
+    [
+      'RemovePodsViolatingNodeTaints excludedTaints',
+      policy('RemovePodsViolatingNodeTaints', { excludedTaints: ['a=b'] }),
+      'spec.strategies.nodeTaints.excludedTaints',
+      ['a=b'],
+    ],
+    [
+      'RemovePodsViolatingNodeTaints includePreferNoSchedule',
+      policy('RemovePodsViolatingNodeTaints', { includePreferNoSchedule: true }),
+      'spec.strategies.nodeTaints.includePreferNoSchedule',
+      true,
+    ],
+    [
+      'RemovePodsViolatingTopologySpreadConstraint constraints',
+      policy('RemovePodsViolatingTopologySpreadConstraint', { constraints: ['DoNotSchedule', 'ScheduleAnyway'] }),
+      'spec.strategies.topologySpread.includeSoftConstraints',
+      true,
+    ],
+    [
+      'RemovePodsHavingTooManyRestarts podRestartThreshold',
+      policy('RemovePodsHavingTooManyRestarts', { podRestartThreshold: 7 }),
+      'spec.strategies.tooManyRestarts.podRestartThreshold',
+      7,
+    ],
+    [
+      'PodLifeTime maxPodLifeTimeSeconds',
+      policy('PodLifeTime', { maxPodLifeTimeSeconds: 7200 }),
+      'spec.strategies.podLifeTime.maxPodLifeTime',
+      '2h',
+    ],
+    [
+      'PodLifeTime exitCodes',
+      policy('PodLifeTime', { exitCodes: [1, 2] }),
+      'spec.strategies.podLifeTime.exitCodes',
+      [1, 2],
+    ],
+    [
+      'PodLifeTime ownerKinds',
+      policy('PodLifeTime', { ownerKinds: { exclude: ['Job'] } }),
+      'spec.strategies.podLifeTime.ownerKinds',
+      { include: [], exclude: ['Job'] },
+    ],
+    [
+      'PodLifeTime conditions: the section is left off (it would select more pods)',
+      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
+      'spec.strategies.podLifeTime.enabled',
+      false,
+    ],
+    [
+      'RemoveFailedPods minPodLifetimeSeconds',
+      policy('RemoveFailedPods', { minPodLifetimeSeconds: 600 }),
+      'spec.strategies.failedPods.minPodLifetime',
+      '10m',
+    ],
+    [
+      'RemoveFailedPods exitCodes',
+      policy('RemoveFailedPods', { exitCodes: [137] }),
+      'spec.strategies.failedPods.exitCodes',
+      [137],
+    ],
+    [
+      'RemoveFailedPods reasons',
+      policy('RemoveFailedPods', { reasons: ['OOMKilled'] }),
+      'spec.strategies.failedPods.reasons',
+      ['OOMKilled'],
+    ],
+  ])('%s → %s', async (_field, raw, path, value) => {
+    const r = await convert(raw);
+    expect(r.code, r.err).toBe(0);
+    expect(at(r.docs[0]!.raw, path)).toEqual(value);
+    parsePolicy(r.docs[0]!.raw, { file: 'out.yaml' });
+  });
+});
+
+describe('convert: each field noted where it cannot carry over', () => {
+  it.each<readonly [string, Json, string]>([
+    ['nodeSelector', policy('RemoveDuplicates', {}, {}, { nodeSelector: 'a=b' }), 'nodeSelector: not carried over: '],
+    [
+      'evictionFailureEventNotification',
+      policy('RemoveDuplicates', {}, {}, { evictionFailureEventNotification: true }),
+      'evictionFailureEventNotification: no counterpart needed: ',
+    ],
+    [
+      'metricsProviders',
+      policy('RemoveDuplicates', {}, {}, { metricsProviders: [{ source: 'KubernetesMetrics' }] }),
+      'metricsCollector/metricsProviders: not carried over: ',
+    ],
+    [
+      'DefaultEvictor.noEvictionPolicy Preferred',
+      policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Preferred' }),
+      'noEvictionPolicy: "Preferred": stricter here: ',
+    ],
+    [
+      'DefaultEvictor.evictSystemCriticalPods',
+      policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true }),
+      'evictSystemCriticalPods: not carried over: ',
+    ],
+    [
+      'DefaultEvictor.evictDaemonSetPods',
+      policy('RemoveDuplicates', {}, { evictDaemonSetPods: true }),
+      'evictDaemonSetPods: not carried over: ',
+    ],
+    [
+      'podProtections.extraEnabled PodsWithResourceClaims',
+      policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithResourceClaims'] } }),
+      'podProtections.extraEnabled PodsWithResourceClaims: not carried over: ',
+    ],
+    [
+      'podProtections.config protectedStorageClasses',
+      policy(
+        'RemoveDuplicates',
+        {},
+        { podProtections: { config: { PodsWithPVC: { protectedStorageClasses: [{ name: 'x' }] } } } },
+      ),
+      'podProtections.config.PodsWithPVC: not carried over: ',
+    ],
+    [
+      'LowNodeUtilization evictionLimits',
+      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: 2 } }),
+      'LowNodeUtilization.evictionLimits: ',
+    ],
+    [
+      'LowNodeUtilization Prometheus',
+      policy('LowNodeUtilization', {
+        ...LNU,
+        metricsUtilization: { source: 'Prometheus', prometheus: { query: 'q' } },
+      }),
+      'LowNodeUtilization.metricsUtilization: ',
+    ],
+    [
+      'HighNodeUtilization evictionModes',
+      policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholdingResources'] }),
+      'HighNodeUtilization.evictionModes: ',
+    ],
+    [
+      'topologyBalanceNodeFit',
+      policy('RemovePodsViolatingTopologySpreadConstraint', { topologyBalanceNodeFit: false }),
+      'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: ',
+    ],
+    [
+      'RemovePodsViolatingNodeTaints includedTaints',
+      policy('RemovePodsViolatingNodeTaints', { includedTaints: ['a'] }),
+      'RemovePodsViolatingNodeTaints.includedTaints: not carried over: ',
+    ],
+    [
+      'PodLifeTime conditions',
+      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
+      'PodLifeTime.conditions: not carried over: ',
+    ],
+    [
+      'an argument the plugin does not have',
+      policy('RemoveDuplicates', { frobnicate: 1 }),
+      'RemoveDuplicates.frobnicate: not carried over: not an argument',
+    ],
+  ])('%s', async (_field, raw, note) => {
+    const r = await convert(raw);
+    expect(r.code, r.err).toBe(0);
+    expect(
+      r.docs[0]!.comments.some((c) => c.startsWith(note)),
+      r.docs[0]!.comments.join('\n'),
+    ).toBe(true);
+    expect(r.err).toContain(`note: p: ${note}`);
+  });
+});
+
+describe('convert: defaults, names and plugin sets', () => {
+  it('every default of ours the descheduler does not have is written out with a note', async () => {
+    const r = await convert(policy('RemoveDuplicates'));
+    const { raw, comments } = r.docs[0]!;
+    expect(at(raw, 'spec.namespaces')).toEqual({ include: [], exclude: ['kube-system'] });
+    expect(at(raw, 'spec.eviction')).toMatchObject({
+      maxPerCycle: 10,
+      maxPerNode: 2,
+      maxPerNamespace: 5,
+      maxPerWorkload: 1,
+      minPodAge: '5m',
+      nodeFit: true,
+      waitForReplacement: true,
+      replacementTimeout: '5m',
+      cooldown: '30m',
+    });
+    for (const field of [
+      'namespaces.exclude',
+      'eviction.maxPerCycle',
+      'eviction.maxPerNode',
+      'eviction.maxPerNamespace',
+      'eviction.maxPerWorkload',
+      'eviction.minPodAge',
+      'eviction.nodeFit',
+      'eviction.waitForReplacement',
+    ])
+      expect(
+        comments.some((c) => c.startsWith(`${field}: `)),
+        field,
+      ).toBe(true);
+  });
+
+  it('a default the descheduler sets explicitly is not noted', async () => {
+    const r = await convert(
+      policy(
+        'RemoveDuplicates',
+        { namespaces: { exclude: [] } },
+        { minPodAge: '1m', nodeFit: false },
+        {
+          maxNoOfPodsToEvictPerNode: 1,
+          maxNoOfPodsToEvictPerNamespace: 1,
+          maxNoOfPodsToEvictTotal: 1,
+        },
+      ),
+    );
+    const notes = r.docs[0]!.comments.filter((c) =>
+      /^(namespaces|eviction\.(maxPerCycle|maxPerNode|maxPerNamespace|minPodAge|nodeFit))/.test(c),
+    );
+    expect(notes).toEqual([]);
+  });
+
+  it.each([
+    ['shop-balance', 'shop-balance', false],
+    ['shop.balance.v2', 'shop.balance.v2', false],
+    ['ProfileName', 'profilename', true],
+    ['my_profile', 'my-profile', true],
+  ])('profile %s is policy %s (noted: %s)', async (profile, name, noted) => {
+    const raw = policy('RemoveDuplicates');
+    (raw['profiles'] as Json[])[0]!['name'] = profile;
+    const r = await convert(raw);
+    expect(at(r.docs[0]!.raw, 'metadata.name')).toBe(name);
+    expect(r.docs[0]!.comments.some((c) => c.startsWith('name: '))).toBe(noted);
+  });
+
+  it('disabled: ["*"] disables every plugin of the point, and says so', async () => {
+    const raw = policy('RemoveDuplicates');
+    (raw['profiles'] as Json[])[0]!['plugins'] = {
+      balance: { enabled: ['RemoveDuplicates'], disabled: ['*'] },
+      deschedule: { enabled: ['RemovePodsViolatingNodeTaints'] },
+    };
+    const r = await convert(raw);
+    expect(r.code).toBe(0);
+    expect(Object.keys(at(r.docs[0]!.raw, 'spec.strategies') as Json).sort()).toEqual(['nodeTaints', 'topologySpread']);
+    expect(at(r.docs[0]!.raw, 'spec.strategies')).toMatchObject({
+      nodeTaints: { enabled: true },
+      topologySpread: { enabled: false },
+    });
+    expect(r.docs[0]!.comments).toContain(
+      'balance.RemoveDuplicates: not carried over: profiles[0].plugins.balance.disabled lists "*"',
+    );
+  });
+
+  it('a strategy plugin under filter or preevictionfilter is noted, never dropped silently', async () => {
+    const raw = policy('RemoveDuplicates');
+    (raw['profiles'] as Json[])[0]!['plugins'] = {
+      balance: { enabled: ['RemoveDuplicates'] },
+      filter: { enabled: ['DefaultEvictor', 'RemovePodsViolatingNodeTaints'] },
+      preevictionfilter: { enabled: ['PodLifeTime'] },
+    };
+    const r = await convert(raw);
+    const comments = r.docs[0]!.comments;
+    expect(comments.some((c) => c.startsWith('plugins.filter.RemovePodsViolatingNodeTaints: not carried over: '))).toBe(
+      true,
+    );
+    expect(comments.some((c) => c.startsWith('plugins.preevictionfilter.PodLifeTime: not carried over: '))).toBe(true);
+    expect(at(r.docs[0]!.raw, 'spec.strategies.nodeTaints')).toBeUndefined();
+  });
+
+  it('a policy names exactly the strategies of the plugins enabled; topologySpread off unless enabled', async () => {
+    const r = await convert(policy('RemovePodsViolatingNodeTaints'));
+    expect(Object.keys(at(r.docs[0]!.raw, 'spec.strategies') as Json).sort()).toEqual(['nodeTaints', 'topologySpread']);
+    expect(at(r.docs[0]!.raw, 'spec.strategies.topologySpread')).toEqual({ enabled: false });
+    const spread = await convert(policy('RemovePodsViolatingTopologySpreadConstraint'));
+    expect(Object.keys(at(spread.docs[0]!.raw, 'spec.strategies') as Json)).toEqual(['topologySpread']);
+  });
+});
+
+describe('convert: the fixtures', () => {
+  it("the descheduler chart's default values (v0.36) convert with exit 0, every plugin carried", async () => {
+    const r = await convertFile('test/fixtures/descheduler/chart-values-v0.36.yaml');
+    expect(r.code, r.err).toBe(0);
+    expect(r.docs).toHaveLength(1);
+    const { raw, comments } = r.docs[0]!;
+    expect(at(raw, 'metadata.name')).toBe('default');
+    expect(Object.keys(at(raw, 'spec.strategies') as Json).sort()).toEqual([
+      'lowNodeUtilization',
+      'nodeAffinity',
+      'nodeTaints',
+      'podAntiAffinity',
+      'removeDuplicates',
+      'tooManyRestarts',
+      'topologySpread',
+    ]);
+    expect(comments.filter((c) => c.includes('not carried over'))).toEqual([]);
+    parsePolicy(raw, { file: 'out.yaml' });
+  });
+
+  it('a policy with every field converts with exit 0, one policy per profile', async () => {
+    const r = await convertFile('test/fixtures/descheduler/every-field-v1alpha2.yaml');
+    expect(r.code, r.err).toBe(0);
+    expect(r.docs.map((d) => at(d.raw, 'metadata.name'))).toEqual(['everything', 'bin-pack']);
+    for (const d of r.docs) parsePolicy(d.raw, { file: 'out.yaml' });
+    expect(r.docs[0]!.comments.some((c) => c.startsWith('maxNoOfPodsToEvictTotal: each of the 2 policies'))).toBe(true);
+  });
+});

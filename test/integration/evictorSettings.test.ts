@@ -1,0 +1,133 @@
+// The descheduler's evictor settings on the real control plane (v1.26), one policy and one cycle, where the API server
+// holds the facts: which pods a PodDisruptionBudget selects (evictPodsWithoutPDB: false keeps the pod none selects)
+// and what a bare pod is (evictFailedBarePods: failedPods removes the Failed bare pod; the Running bare pod, though
+// past the restart threshold, stays; both have a budget, as evictPodsWithoutPDB: false keeps a pod of any phase
+// without one, as the descheduler's PodsWithoutPDB protection does). The evictions are read from the API server's audit log.
+import type * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlPlaneAvailable } from '../controlplane/index.js';
+import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
+import {
+  createDeployment,
+  createPolicy,
+  ensureNamespace,
+  evictionRequests,
+  installManifests,
+  isDryRun,
+  livePods,
+  OPERATOR_NAMESPACE,
+  operatorKubeConfig,
+  startCluster,
+  waitFor,
+  waitForReady,
+  type Cluster,
+} from './cluster.js';
+
+const NS = 'evictor';
+
+async function createBarePod(c: Cluster, name: string): Promise<void> {
+  await c.core.createNamespacedPod({
+    namespace: NS,
+    body: {
+      metadata: { name, labels: { app: name, group: 'bare' } },
+      spec: {
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'app', image: 'registry.example/app:1.0', resources: { requests: { cpu: '100m' } } }],
+      },
+    },
+  });
+}
+
+describe.skipIf(!controlPlaneAvailable())('evictor settings on the real control plane', () => {
+  let c: Cluster;
+  let operatorKc: k8s.KubeConfig;
+  let op: OperatorHandle | undefined;
+
+  beforeAll(async () => {
+    c = await startCluster({ zones: ['zone-a'], nodesPerZone: 2 });
+    await installManifests(c);
+    operatorKc = await operatorKubeConfig(c);
+  }, 120_000);
+
+  afterAll(async () => {
+    await op?.stop();
+    await c?.stop();
+  });
+
+  it('keeps the pod no budget selects and the Running bare pod; removes the budgeted one and the Failed bare pod', async () => {
+    await ensureNamespace(c, NS);
+    await createDeployment(c, {
+      namespace: NS,
+      name: 'guarded',
+      replicas: 2,
+      zoneMaxSkew: null,
+      pdb: { maxUnavailable: 1 },
+    });
+    await createDeployment(c, { namespace: NS, name: 'open', replicas: 2, zoneMaxSkew: null });
+    // A budget over the bare pods: evictPodsWithoutPDB: false would keep them otherwise, whatever their phase.
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace: NS,
+      body: { metadata: { name: 'bare' }, spec: { maxUnavailable: 1, selector: { matchLabels: { group: 'bare' } } } },
+    });
+    await createBarePod(c, 'bare-running');
+    await createBarePod(c, 'bare-failed');
+    await waitForReady(c, NS, 'guarded', 2);
+    await waitForReady(c, NS, 'open', 2);
+    await waitForReady(c, NS, 'bare-running', 1);
+    await waitForReady(c, NS, 'bare-failed', 1);
+    const [guarded] = await livePods(c, NS, 'guarded');
+    const [open] = await livePods(c, NS, 'open');
+    for (const pod of [guarded!, open!]) await c.kubelet.reportRestarts(NS, pod.metadata!.name!, 150);
+    await c.kubelet.reportRestarts(NS, 'bare-running', 150);
+    await c.kubelet.reportFailed(NS, 'bare-failed', { exitCode: 1, containerReason: 'Error' });
+    await waitFor(
+      async () => (await c.core.readNamespacedPod({ namespace: NS, name: 'bare-failed' })).status?.phase === 'Failed',
+      30_000,
+      'bare-failed to be Failed',
+    );
+
+    await createPolicy(c, 'evictor', {
+      mode: 'Evict',
+      namespaces: { include: [NS] },
+      strategies: {
+        topologySpread: { enabled: false },
+        tooManyRestarts: { enabled: true, podRestartThreshold: 100 },
+        failedPods: { enabled: true, minPodLifetime: '0s', excludeOwnerKinds: [] },
+      },
+      eviction: { minPodAge: '0s', evictPodsWithoutPDB: false, evictFailedBarePods: true, gracePeriodSeconds: 0 },
+    });
+    op = startOperatorWith(operatorKc, { namespace: OPERATOR_NAMESPACE });
+    await op.operator.waitForSync();
+    const mark = evictionRequests(c.cp).length;
+    await op.operator.tick('evictor');
+    await waitForReady(c, NS, 'guarded', 2);
+
+    const evicted = evictionRequests(c.cp)
+      .slice(mark)
+      .filter((e) => e.objectRef?.namespace === NS && !isDryRun(e))
+      .map((e) => [e.objectRef?.name, e.responseStatus?.code]);
+    expect(evicted.sort()).toEqual(
+      [
+        [guarded!.metadata!.name, 201],
+        ['bare-failed', 201],
+      ].sort(),
+    );
+    expect((await livePods(c, NS, 'bare-running')).map((p) => p.metadata!.name)).toEqual(['bare-running']);
+    expect((await livePods(c, NS, 'open')).map((p) => p.metadata!.name)).toContain(open!.metadata!.name);
+    // The status says why the others were kept.
+    const policy = (await c.custom.getClusterCustomObject({
+      group: 'rebalancer.dev',
+      version: 'v1alpha1',
+      plural: 'rebalancepolicies',
+      name: 'evictor',
+    })) as { status?: { lastPlan?: { skippedReasons?: { reason: string }[] } } };
+    const reasons = (policy.status?.lastPlan?.skippedReasons ?? []).map((r) => r.reason);
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        // Grouped as the status groups them: the reason without its detail.
+        'no PodDisruptionBudget selects the pod',
+        'bare pod without a controller',
+      ]),
+    );
+  }, 120_000);
+});

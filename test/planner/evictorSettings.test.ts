@@ -1,0 +1,205 @@
+// Table cases of the eviction settings the descheduler's DefaultEvictor and DeschedulerPolicy have (issue 32):
+// evictFailedBarePods (Failed bare pods only), minReplicas, evictPodsWithoutPDB and gracePeriodSeconds. Each
+// case plans a small cluster and asserts which pods are evicted and why the others were kept; the PDB, priority and
+// other gates stay as they are (the safety properties cover them for every policy).
+import { describe, expect, it } from 'vitest';
+import { createApiEvictor } from '../../src/operator/eviction/evictor.js';
+import { planCycle } from '../../src/planner/plan.js';
+import type { RebalancePlan } from '../../src/planner/types.js';
+import { parsePolicy } from '../../src/policy/parse.js';
+import {
+  NOW,
+  buildSnapshot,
+  makeNamespace,
+  makeNode,
+  makePdb,
+  makePod,
+  makePolicy,
+  type PodBuilder,
+} from '../builders.js';
+
+type Json = Record<string, unknown>;
+
+const HOUR = 3_600_000;
+const LARGE = { maxPerCycle: 100, maxPerNode: 100, maxPerNamespace: 100, maxPerWorkload: 100 };
+
+function plan(
+  pods: readonly PodBuilder[],
+  strategies: Json,
+  eviction: Json,
+  extra: Parameters<typeof buildSnapshot>[0] = [],
+): RebalancePlan {
+  const snapshot = buildSnapshot([makeNode('n1'), makeNode('n2'), ...pods, ...extra]);
+  const spec = {
+    strategies: { topologySpread: { enabled: false }, ...strategies },
+    eviction: { ...LARGE, ...eviction },
+  };
+  return planCycle(snapshot, parsePolicy(makePolicy('p', spec), { file: 'p.yaml' })).plan;
+}
+
+const evicted = (p: RebalancePlan): string[] => p.evictions.map((e) => e.name).sort();
+const skipped = (p: RebalancePlan): Record<string, string> =>
+  Object.fromEntries(p.skipped.map((s) => [s.name, s.reason]));
+
+/** A pod no controller owns, on n1, created 30h before NOW. */
+const bare = (name: string): PodBuilder =>
+  makePod(name, 'shop')
+    .node('n1')
+    .createdAt(NOW - 30 * HOUR);
+const web = (name: string): PodBuilder =>
+  makePod(name, 'shop')
+    .deployment('web')
+    .label('app', 'web')
+    .node('n1')
+    .createdAt(NOW - 30 * HOUR);
+
+const failedPods = { failedPods: { enabled: true } };
+const lifeTime = { podLifeTime: { enabled: true, maxPodLifeTime: '24h' } };
+
+describe('evictFailedBarePods', () => {
+  it.each<readonly [string, Json, Json, readonly string[], Record<string, RegExp>]>([
+    [
+      'unset: a Failed bare pod is kept, and the reason names the setting',
+      failedPods,
+      {},
+      [],
+      { failed: /Failed bare pod without a controller \(set evictFailedBarePods/ },
+    ],
+    ['set: failedPods removes the Failed bare pod', failedPods, { evictFailedBarePods: true }, ['failed'], {}],
+    [
+      'set: a Running bare pod past maxPodLifeTime is still protected (evictBarePods is not lifted)',
+      lifeTime,
+      { evictFailedBarePods: true },
+      [],
+      { running: /^bare pod without a controller/ },
+    ],
+    ['evictBarePods lifts both', { ...failedPods, ...lifeTime }, { evictBarePods: true }, ['failed', 'running'], {}],
+  ])('%s', (_name, strategies, eviction, expected, reasons) => {
+    const pods = [bare('failed').phase('Failed').notReady(), bare('running')];
+    const p = plan(pods, strategies, eviction);
+    expect(evicted(p)).toEqual(expected);
+    for (const [pod, reason] of Object.entries(reasons)) expect(skipped(p)[pod]).toMatch(reason);
+  });
+});
+
+describe('minReplicas', () => {
+  const three = [web('w1'), web('w2'), web('w3')];
+  it.each<readonly [string, Json, readonly string[]]>([
+    ['unset: no floor', {}, ['w1', 'w2', 'w3']],
+    ['3 with 3 pods: evicted (fewer than, not at)', { minReplicas: 3 }, ['w1', 'w2', 'w3']],
+    ['4 with 3 pods: kept', { minReplicas: 4 }, []],
+  ])('%s', (_name, eviction, expected) => {
+    const p = plan(three, lifeTime, eviction);
+    expect(evicted(p)).toEqual(expected);
+    // Counted per controller, as the descheduler counts a pod's owner's pods: here the Deployment's ReplicaSet.
+    if (expected.length === 0)
+      expect(skipped(p)['w1']).toMatch(/^ReplicaSet web-\w+ has 3 pod\(s\), fewer than minReplicas 4$/);
+  });
+
+  it('counts only live pods: a Failed pod of the workload does not lift the floor', () => {
+    const pods = [web('w1'), web('w2'), web('gone').phase('Failed').notReady()];
+    expect(evicted(plan(pods, lifeTime, { minReplicas: 3 }))).toEqual([]);
+  });
+});
+
+describe('evictPodsWithoutPDB', () => {
+  const pods = [
+    web('w1'),
+    makePod('solo', 'shop')
+      .deployment('solo')
+      .node('n1')
+      .createdAt(NOW - 30 * HOUR),
+  ];
+  const pdb = makePdb('web', 'shop').selector({ app: 'web' }).maxUnavailable(5);
+  it.each<readonly [string, Json, readonly string[]]>([
+    ['unset: pods without a budget are evicted like the others', {}, ['solo', 'w1']],
+    ['false: only the pod a budget selects', { evictPodsWithoutPDB: false }, ['w1']],
+  ])('%s', (_name, eviction, expected) => {
+    const p = plan(pods, lifeTime, eviction, [pdb]);
+    expect(evicted(p)).toEqual(expected);
+    if (expected.length === 1)
+      expect(skipped(p)['solo']).toBe('no PodDisruptionBudget selects the pod (evictPodsWithoutPDB is false)');
+  });
+});
+
+describe('gracePeriodSeconds', () => {
+  it.each<readonly [string, number | undefined, Json]>([
+    ['unset: the pod keeps its own grace period', undefined, { preconditions: { uid: 'u1' } }],
+    ['set: sent in the Eviction', 10, { preconditions: { uid: 'u1' }, gracePeriodSeconds: 10 }],
+    ['0 is sent too (immediate)', 0, { preconditions: { uid: 'u1' }, gracePeriodSeconds: 0 }],
+  ])('%s', async (_name, grace, deleteOptions) => {
+    const bodies: unknown[] = [];
+    const evictor = createApiEvictor({
+      createNamespacedPodEviction: (p) => {
+        bodies.push(p.body);
+        return Promise.resolve({});
+      },
+    });
+    const target = { namespace: 'shop', name: 'w1', uid: 'u1' };
+    await evictor.evict(grace === undefined ? target : { ...target, gracePeriodSeconds: grace }, false);
+    expect((bodies[0] as Json)['deleteOptions']).toEqual(deleteOptions);
+  });
+
+  it('the policy field is read, and a negative one refused as the CRD refuses it', () => {
+    const read = (g: unknown) =>
+      parsePolicy(makePolicy('p', { eviction: { gracePeriodSeconds: g } }), { file: 'p.yaml' }).spec.eviction;
+    expect(read(30).gracePeriodSeconds).toBe(30);
+    expect(() => read(-1)).toThrow(/spec\.eviction\.gracePeriodSeconds/);
+  });
+});
+
+describe('podLifeTime ownerKinds and exitCodes (the descheduler PodLifeTime arguments)', () => {
+  const job = (name: string): PodBuilder =>
+    makePod(name, 'shop')
+      .owner('Job', 'nightly')
+      .node('n1')
+      .createdAt(NOW - 30 * HOUR);
+  const exited = (name: string, code: number): PodBuilder =>
+    web(name).containerStatuses([{ terminated: { reason: 'Error', exitCode: code } }]);
+  it.each<readonly [string, Json, readonly PodBuilder[], readonly string[]]>([
+    ['no filter: every old pod', {}, [web('w1'), job('j1')], ['j1', 'w1']],
+    ['exclude Job', { ownerKinds: { exclude: ['Job'] } }, [web('w1'), job('j1')], ['w1']],
+    ['include Job only', { ownerKinds: { include: ['Job'] } }, [web('w1'), job('j1')], ['j1']],
+    ['include never matches a bare pod', { ownerKinds: { include: ['ReplicaSet'] } }, [web('w1'), bare('b1')], ['w1']],
+    [
+      'exitCodes: only a container that exited with one',
+      { exitCodes: [3] },
+      [exited('e3', 3), exited('e1', 1)],
+      ['e3'],
+    ],
+  ])('%s', (_name, more, pods, expected) => {
+    const strategies = { podLifeTime: { enabled: true, maxPodLifeTime: '24h', ...more } };
+    expect(evicted(plan(pods, strategies, { evictBarePods: true }))).toEqual(expected);
+  });
+});
+
+describe('namespaces.labelSelector (the descheduler namespaceLabelSelector)', () => {
+  const inNs = (name: string, ns: string): PodBuilder =>
+    makePod(name, ns)
+      .deployment(`app-${name}`)
+      .node('n1')
+      .createdAt(NOW - 30 * HOUR);
+  const spaces = [makeNamespace('prod-a', { env: 'prod' }), makeNamespace('dev-a', { env: 'dev' })];
+  it.each<readonly [string, Json | undefined, readonly string[]]>([
+    ['unset: every namespace', undefined, ['d1', 'p1', 'x1']],
+    ['env=prod: only the namespace labelled so', { matchLabels: { env: 'prod' } }, ['p1']],
+    // A namespace the snapshot does not list still has its kubernetes.io/metadata.name label, as the API server sets.
+    ['by the name label', { matchLabels: { 'kubernetes.io/metadata.name': 'other' } }, ['x1']],
+  ])('%s', (_name, labelSelector, expected) => {
+    const snapshot = buildSnapshot([
+      makeNode('n1'),
+      makeNode('n2'),
+      ...spaces,
+      inNs('p1', 'prod-a'),
+      inNs('d1', 'dev-a'),
+      inNs('x1', 'other'),
+    ]);
+    const spec = {
+      namespaces: { include: [], exclude: [], ...(labelSelector ? { labelSelector } : {}) },
+      strategies: { topologySpread: { enabled: false }, ...lifeTime },
+      eviction: LARGE,
+    };
+    const p = planCycle(snapshot, parsePolicy(makePolicy('p', spec), { file: 'p.yaml' })).plan;
+    expect(evicted(p)).toEqual(expected);
+  });
+});
