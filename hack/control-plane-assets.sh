@@ -58,8 +58,18 @@ if complete "$cache/bin"; then
   exit 0
 fi
 
-# 3. Build it.
+# 3. Build it, one build per version at a time: a second caller (another checkout, a parallel CI job) waits for the
+# first and then takes its result, instead of removing the folder the first is building in.
 command -v go >/dev/null 2>&1 || fail "no set for $version in ../shared/k8s and no Go toolchain to build one"
+mkdir -p "$cache"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$cache/.lock"
+  flock 9
+  if complete "$cache/bin"; then
+    echo "$cache/bin"
+    exit 0
+  fi
+fi
 minor="${version#v1.}"
 minor="${minor%%.*}"
 staging="v0.$minor.${version##*.}"
