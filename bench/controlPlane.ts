@@ -1,4 +1,5 @@
-// The 10k case on a real v1.26 control plane (test/controlplane): 1,000 Deployments × 10 pods skewed 5/5/0 over 300
+// The 10k case on a real control plane (test/controlplane, the release KUBEBUILDER_ASSETS holds): 1,000 Deployments ×
+// 10 pods skewed 5/5/0 over 300
 // nodes (100 a zone; zone-c is added after the pods are placed), one PDB each (maxUnavailable 1), balanced by
 // `kube-rebalancer run --leader-elect` as its own process with the shipped ServiceAccount's token and its default
 // QPS/burst (20/40). The real ReplicaSet controller replaces every evicted pod, the real scheduler places it, the
@@ -6,11 +7,19 @@
 // maxSkew (with every pod Ready), evictions by answer, the operator's requests by verb and resource (from the API
 // server's audit log), its peak RSS (VmHWM) and CPU seconds. BENCH_OPERATOR_INSTALL picks how the operator is
 // installed and started: image (default), npm or repo (bench/operatorInstall.ts).
-//   KUBEBUILDER_ASSETS=../shared/k8s/bin node dist/bench/controlPlane.js [deployments] [nodesPerZone]
-import { mkdtempSync, rmSync } from 'node:fs';
+// BENCH_BALANCER=descheduler runs the same scenario with the descheduler instead (sigs.k8s.io/descheduler at its newest
+// release, built by hack/descheduler.sh outside the repo): its RemovePodsViolatingTopologySpreadConstraint plugin with
+// the DefaultEvictor, every 10 s, with the operator's client budget (QPS 20, burst 40) and a cluster-admin
+// ServiceAccount; the same figures, read the same way (audit log, /proc).
+//   KUBEBUILDER_ASSETS="$(bash hack/control-plane-assets.sh 1.37)" node dist/bench/controlPlane.js [deployments] [nodesPerZone]
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
+import { controlPlaneVersion } from '../test/controlplane/assets.js';
+import { ManagedProcess } from '../test/controlplane/processes.js';
 import {
   createPolicy,
   installManifests,
@@ -248,20 +257,137 @@ async function until(what: string, timeoutMs: number, check: () => boolean | Pro
   }
 }
 
+/** RSS, its high-water mark and CPU seconds of a process, from /proc. */
+function procUsage(pid: number): { rssBytes: number; hwmBytes: number; cpuSeconds: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return {
+      rssBytes: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024,
+      hwmBytes: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024,
+      cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+const DESCHEDULER_SA = 'descheduler';
+const DESCHEDULER_USER = `system:serviceaccount:kube-system:${DESCHEDULER_SA}`;
+
+// The descheduler's answer to a zone skew: the topology-spread plugin, hard constraints only (as the operator's
+// policy: includeSoftConstraints false), pods evicted through the Eviction API so every PDB holds.
+const DESCHEDULER_POLICY = {
+  apiVersion: 'descheduler/v1alpha2',
+  kind: 'DeschedulerPolicy',
+  profiles: [
+    {
+      name: 'bench',
+      pluginConfig: [
+        { name: 'DefaultEvictor', args: {} },
+        { name: 'RemovePodsViolatingTopologySpreadConstraint', args: { constraints: ['DoNotSchedule'] } },
+      ],
+      plugins: { balance: { enabled: ['RemovePodsViolatingTopologySpreadConstraint'] } },
+    },
+  ],
+};
+
+/** The same run with the descheduler: from its start to every Deployment balanced and Ready. */
+async function runDescheduler(
+  c: Cluster,
+  t: PodTracker,
+  zones: readonly string[],
+  header: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const binary = execFileSync('bash', [join(root, 'hack/descheduler.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  const version = execFileSync(binary, ['version'], { encoding: 'utf8' }).match(/GitVersion:(v[^ ]+)/)?.[1];
+  await c.core.createNamespacedServiceAccount({
+    namespace: 'kube-system',
+    body: { metadata: { name: DESCHEDULER_SA } },
+  });
+  await c.kc.makeApiClient(k8s.RbacAuthorizationV1Api).createClusterRoleBinding({
+    body: {
+      metadata: { name: 'bench-descheduler' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: DESCHEDULER_SA, namespace: 'kube-system' }],
+    },
+  });
+  const kubeconfig = await c.cp.serviceAccountKubeconfig('kube-system', DESCHEDULER_SA);
+  const policyFile = join(c.cp.dir, 'descheduler-policy.json');
+  writeFileSync(policyFile, JSON.stringify(DESCHEDULER_POLICY));
+  const auditMark = c.cp.audit().length;
+  const t0 = Date.now();
+  const proc = new ManagedProcess({
+    name: 'descheduler',
+    command: binary,
+    args: [
+      `--kubeconfig=${kubeconfig}`,
+      `--policy-config-file=${policyFile}`,
+      '--descheduling-interval=10s',
+      '--client-connection-qps=20',
+      '--client-connection-burst=40',
+      '--secure-port=0',
+      '--v=1',
+    ],
+    dir: c.cp.dir,
+  });
+  let peakSampled = 0;
+  const sampler = setInterval(() => {
+    peakSampled = Math.max(peakSampled, MiB(procUsage(proc.pid)?.rssBytes ?? 0));
+  }, 250);
+  try {
+    await until('every Deployment balanced and Ready', 3_600_000, () => {
+      if (!proc.running) throw new Error(`the descheduler exited:\n${proc.tail()}`);
+      const s = t.state(zones);
+      return s.skewed === 0 && s.notReady === 0 && s.pods === deployments * REPLICAS;
+    });
+  } finally {
+    clearInterval(sampler);
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  const end = procUsage(proc.pid);
+  await proc.stop({ graceMs: 5_000 });
+  const requests = c.cp
+    .audit()
+    .slice(auditMark)
+    .filter((e) => e.user.username === DESCHEDULER_USER);
+  const evictions = requests.filter((e) => e.objectRef?.subresource === 'eviction');
+  const byCode: Record<string, number> = {};
+  for (const e of evictions) byCode[String(e.responseStatus?.code)] = (byCode[String(e.responseStatus?.code)] ?? 0) + 1;
+  return {
+    ...header,
+    balancer: `descheduler ${version ?? '?'} (RemovePodsViolatingTopologySpreadConstraint, DoNotSchedule only, every 10 s, QPS 20, burst 40)`,
+    secondsToBalanced: Math.round(seconds * 10) / 10,
+    evictions: evictions.length,
+    evictionAnswers: byCode,
+    requests: requests.length,
+    peakRssMiB: MiB(end?.hwmBytes ?? 0),
+    peakRssSampledMiB: peakSampled,
+    cpuSeconds: Math.round((end?.cpuSeconds ?? 0) * 10) / 10,
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
+  const descheduler = process.env['BENCH_BALANCER'] === 'descheduler';
   // Installed before the cluster starts: npm's work is not part of the run.
   const install = operatorInstallFrom(process.env['BENCH_OPERATOR_INSTALL']);
   const installDir = mkdtempSync(join(os.tmpdir(), 'rebalancer-install-'));
   const nodeArgs = (process.env['BENCH_OPERATOR_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-  let launch;
+  let launch: ReturnType<typeof prepareOperator> | undefined;
   try {
-    launch = prepareOperator(install, installDir, nodeArgs);
+    launch = descheduler ? undefined : prepareOperator(install, installDir, nodeArgs);
   } catch (err) {
     rmSync(installDir, { recursive: true, force: true });
     throw err;
   }
-  log(`operator: ${launch.description}`);
+  log(launch === undefined ? 'balancer: the descheduler' : `operator: ${launch.description}`);
   const c = await startCluster({ zones: [], kubelet: { readyDelayMs: 0, leaseRenewMs: 10_000 } });
   let operator: OperatorProcess | undefined;
   let tracker: PodTracker | undefined;
@@ -291,8 +417,18 @@ async function main(): Promise<void> {
       return pdbs.length === deployments && pdbs.every((p) => p.status?.disruptionsAllowed === 1);
     });
 
+    const v = controlPlaneVersion();
+    const header = {
+      scenario: `${deployments} Deployments x ${REPLICAS} pods skewed 5/5/0 (hard zone spread, soft hostname spread), ${zoneOf.size} nodes, PDB maxUnavailable 1`,
+      controlPlane: `real: kube-apiserver, kube-controller-manager, kube-scheduler ${v.gitVersion}, ${etcdVersion()}`,
+      deploymentsSkewedAtStart: skewedAtStart,
+    };
+    if (launch === undefined) {
+      process.stdout.write(`${JSON.stringify(await runDescheduler(c, t, zones, header), null, 2)}\n`);
+      return;
+    }
     const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, OPERATOR_SA);
-    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench', launch });
+    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench', launch: launch });
     const op = operator;
     await until('the operator to be ready', 300_000, async () => {
       try {
@@ -350,12 +486,10 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify(
         {
-          scenario: `${deployments} Deployments x ${REPLICAS} pods skewed 5/5/0 (hard zone spread, soft hostname spread), ${zoneOf.size} nodes, PDB maxUnavailable 1`,
-          controlPlane: 'real: etcd 3.4.23, kube-apiserver, kube-controller-manager, kube-scheduler v1.26.0',
+          ...header,
           operator: 'kube-rebalancer run --leader-elect (own process, ServiceAccount token, QPS 20, burst 40)',
           operatorInstall: install,
           operatorLaunch: launch.description,
-          deploymentsSkewedAtStart: skewedAtStart,
           secondsToBalanced: Math.round(seconds * 10) / 10,
           evictions: evictions.length,
           evictionAnswers: byCode,
@@ -387,6 +521,12 @@ async function main(): Promise<void> {
     await c.stop();
     rmSync(installDir, { recursive: true, force: true });
   }
+}
+
+/** `etcd 3.6.16`, as the binary of KUBEBUILDER_ASSETS says. */
+function etcdVersion(): string {
+  const out = execFileSync(join(process.env['KUBEBUILDER_ASSETS'] ?? '', 'etcd'), ['--version'], { encoding: 'utf8' });
+  return `etcd ${/etcd Version: (\S+)/.exec(out)?.[1] ?? '?'}`;
 }
 
 main().catch((err: unknown) => {

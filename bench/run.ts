@@ -253,7 +253,8 @@ const REAL_TARGETS = {
  * with a fresh control plane, where KUBEBUILDER_ASSETS leads to the binaries; skipped otherwise, or with
  * BENCH_SKIP_REAL=1 (about 4 and 8 minutes a run). Each size runs once per way users run the operator: the image's
  * stages replayed and an npm install of the package (bench/operatorInstall.ts). BENCH_REAL_PODS (e.g. `10000`) and
- * BENCH_REAL_INSTALLS (e.g. `npm`) narrow the runs.
+ * BENCH_REAL_INSTALLS (e.g. `npm`) narrow the runs. Each size also runs with the newest descheduler in the operator's
+ * place (bench/controlPlane.ts, BENCH_BALANCER=descheduler), unless BENCH_DESCHEDULER=0.
  */
 function realControlPlane(): Record<string, unknown> | { skipped: string } {
   if (process.env['BENCH_SKIP_REAL'] === '1') return { skipped: 'BENCH_SKIP_REAL=1' };
@@ -291,6 +292,15 @@ function realControlPlane(): Record<string, unknown> | { skipped: string } {
           }`,
         },
       };
+    }
+    // The same scenario with the newest descheduler (hack/descheduler.sh builds it outside the repo), beside it.
+    if (process.env['BENCH_DESCHEDULER'] !== '0') {
+      const out = execFileSync(process.execPath, [script, String(deployments), '100'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, BENCH_BALANCER: 'descheduler' },
+      });
+      runs[`pods${pods}-descheduler`] = JSON.parse(out) as unknown;
     }
   }
   return runs;

@@ -9,7 +9,7 @@
 # a cache outside the repo ($KUBE_REBALANCER_ASSETS_CACHE, default ~/.cache/kube-rebalancer/k8s/<version>/bin), the
 # way out-of-tree scheduler plugins build against Kubernetes: a small module requiring k8s.io/kubernetes@vX.Y.Z with every
 # staging module (k8s.io/api, k8s.io/apiserver, ...) pinned to v0.Y.Z. etcd comes from go.etcd.io/etcd (Debian's 3.4
-# is older than what recent API servers expect). A first build takes 15-25 minutes on a 2-core machine; later calls
+# is older than what recent API servers expect). A first build took 32-39 minutes on a busy 2-core machine; later calls
 # print the cached folder at once. Progress goes to stderr; stdout carries only the folder, so $(...) captures it.
 # Exit 1 with one line on stderr when no set can be had (no Go, no proxy, a failed build).
 set -euo pipefail
@@ -58,8 +58,18 @@ if complete "$cache/bin"; then
   exit 0
 fi
 
-# 3. Build it.
+# 3. Build it, one build per version at a time: a second caller (another checkout, a parallel CI job) waits for the
+# first and then takes its result, instead of removing the folder the first is building in.
 command -v go >/dev/null 2>&1 || fail "no set for $version in ../shared/k8s and no Go toolchain to build one"
+mkdir -p "$cache"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$cache/.lock"
+  flock 9
+  if complete "$cache/bin"; then
+    echo "$cache/bin"
+    exit 0
+  fi
+fi
 minor="${version#v1.}"
 minor="${minor%%.*}"
 staging="v0.$minor.${version##*.}"

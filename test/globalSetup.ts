@@ -12,11 +12,12 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export default function setup(): void {
   const suites = readdirSync(new URL('./integration/', import.meta.url))
     .filter((f) => f.endsWith('.test.ts'))
-    .map((f) => `test/integration/${f}`);
+    .map((f) => f.replace(/\.test\.ts$/, ''));
   const assets = findAssets();
   if (!assets.ok) {
     console.log(
-      `real-control-plane suites skipped (${assets.why}): ${suites.join(', ')}. To run them, ${ENABLE_HINT}.`,
+      `${suites.length} real-control-plane suites skipped (${assets.why}): test/integration/{${suites.join(',')}}` +
+        `.test.ts. To enable them: ${ENABLE_HINT}.`,
     );
     return;
   }

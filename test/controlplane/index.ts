@@ -1,6 +1,6 @@
 // The real-control-plane harness: binaries found through KUBEBUILDER_ASSETS, one control plane per suite, a
 // stand-in kubelet, and the cluster helpers the suites in test/integration share.
-export { controlPlaneAvailable, ENABLE_HINT, findAssets } from './assets.js';
+export { controlPlaneAvailable, controlPlaneVersion, ENABLE_HINT, findAssets, type KubeVersion } from './assets.js';
 export {
   startControlPlane,
   freePort,

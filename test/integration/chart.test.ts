@@ -36,7 +36,7 @@ function template(args: readonly string[]): k8s.KubernetesObject[] {
       '--namespace',
       NAMESPACE,
       '--kube-version',
-      '1.26.0',
+      '1.37.0',
       '--include-crds',
       ...args,
     ],

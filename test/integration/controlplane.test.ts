@@ -1,6 +1,6 @@
 // The harness itself against the real control plane: the scheduler binds, the stand-in kubelet reports Ready, the
-// ReplicaSet controller replaces an evicted pod, the disruption controller keeps PDB status, and stop() leaves no
-// process and no folder behind.
+// ReplicaSet controller replaces an evicted pod, the disruption controller keeps PDB status, stop() leaves no
+// process and no folder behind, and feature gates reach each component as its release accepts them.
 import { existsSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,5 +150,42 @@ describe.skipIf(!controlPlaneAvailable())('real control plane harness', () => {
     await other.stop();
     expect(pids.filter(alive)).toEqual([]);
     expect(existsSync(other.dir)).toBe(false);
+  });
+
+  it('reports its release, and starts with gates that went GA in it (each component gets only those it offers)', async () => {
+    expect((await cp.request('GET', '/version')).body).toMatchObject({ gitVersion: cp.version.gitVersion });
+    // GA in 1.30 (MinDomains), 1.33 (NodeInclusionPolicy), 1.34 (MatchLabelKeys) and removed later: named as they
+    // are here, a newer kube-apiserver or kube-scheduler would refuse to start.
+    const gated = await startControlPlane({
+      controllerManager: false,
+      featureGates: {
+        MinDomainsInPodTopologySpread: true,
+        NodeInclusionPolicyInPodTopologySpread: true,
+        MatchLabelKeysInPodTopologySpread: true,
+      },
+    });
+    try {
+      // The scheduler is up with its gates when it binds a pod (tolerating the not-ready taint: no node controller).
+      const core = gated.kubeConfig().makeApiClient(k8s.CoreV1Api);
+      await new StandInKubelet(gated.kubeConfig()).addNode({ name: 'gated-1', zone: 'zone-a' });
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'probe' },
+          spec: {
+            containers: [{ name: 'c', image: 'registry.example/app:1' }],
+            tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoSchedule' }],
+          },
+        },
+      });
+      const node = await waitFor(
+        async () => (await core.readNamespacedPod({ namespace: 'default', name: 'probe' })).spec?.nodeName,
+        60_000,
+        'the gated scheduler to bind a pod',
+      );
+      expect(node).toBe('gated-1');
+    } finally {
+      await gated.stop();
+    }
   });
 });
