@@ -29,6 +29,7 @@ import { createHttpHandler, type HttpHandlerDeps, type RequestHandler } from './
 import { createAuthReviewClients, type AuthReviewClients } from '../kube/authReviews.js';
 import { pageParams, SupervisedInformer, type InformerSpec } from '../kube/informers.js';
 import { volumeInformers } from './volumeInformers.js';
+import { readClusterKubeVersion } from './clusterVersion.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from '../kube/kubeClient.js';
 import { MetricsReader } from '../kube/metricsReader.js';
 import {
@@ -365,7 +366,15 @@ export function createOperator(deps: OperatorDeps): Operator {
     policyInformer,
     ...volumeInformers(clients, cache, informerDeps),
   ];
-  const synced = (): boolean => informers.every((i) => i.synced());
+  // The model's Kubernetes minor is set before the first cycle can plan: synced() waits for it too.
+  let versionRead: Promise<void> | undefined;
+  let versionKnown = false;
+  const readVersion = (): Promise<void> =>
+    (versionRead ??= readClusterKubeVersion(clients.version, logger).then((version) => {
+      cache.kubeVersion = version;
+      versionKnown = true;
+    }));
+  const synced = (): boolean => versionKnown && informers.every((i) => i.synced());
 
   // An attempt takes at most a few bounded requests; a loop silent for a whole Lease duration (and a margin) is stuck.
   const wedgedAfterMs =
@@ -419,11 +428,12 @@ export function createOperator(deps: OperatorDeps): Operator {
         { identity: deps.identity, leaderElect: deps.leaderElect, qps: deps.kubeApiQps, burst: deps.kubeApiBurst },
         'starting',
       );
+      void readVersion();
       for (const informer of informers) informer.start();
       elector.start();
     },
     async waitForSync() {
-      await Promise.all(informers.map((i) => i.waitForSync()));
+      await Promise.all([readVersion(), ...informers.map((i) => i.waitForSync())]);
     },
     ready: () => synced() && !draining,
     isLeader,

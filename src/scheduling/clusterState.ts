@@ -7,6 +7,7 @@ import { requiredAffinityProblem, termSelectsNamespace } from '../model/podAffin
 import { isCounted, isPodTerminal } from '../model/pods.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
 import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, Selector } from '../model/types.js';
+import { NEWEST_KUBE_VERSION, type KubeVersion } from '../model/kubeVersion.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from './profile.js';
 import { nonZeroRequests } from './scores/resources.js';
 import type { Analysis } from '../analysis/analyze.js';
@@ -96,6 +97,8 @@ export class ClusterState {
   readonly nodeList: readonly NodeInfo[];
   /** node name → position in nodeList; per-node arrays below are indexed by it. */
   readonly nodeIndex = new Map<string, number>();
+  /** The minor whose scheduler the placement follows (the snapshot's, else the newest supported). */
+  readonly kubeVersion: KubeVersion;
   private readonly usage: NodeUsage[] = [];
   private readonly removed = new Set<string>();
   /** Where replacements run; original pods are where their nodeName says. */
@@ -131,6 +134,7 @@ export class ClusterState {
     /** The scheduler configuration replacements are placed by. */
     readonly profile: SchedulerProfile = DEFAULT_PROFILE,
   ) {
+    this.kubeVersion = analysis.snapshot.kubeVersion ?? NEWEST_KUBE_VERSION;
     this.nodes = analysis.nodes;
     this.nodeList = analysis.snapshot.nodes;
     this.nodeList.forEach((node, i) => {
@@ -573,10 +577,11 @@ function bumpTerm(tc: TermCounts, node: NodeInfo, delta: number): void {
 }
 
 function addResources(usage: NodeUsage, pod: PodInfo, sign: 1 | -1): void {
-  const requests = pod.requests;
+  // A resized pod holds what its status says was allocated, if more than its spec (PodInfo.held).
+  const requests = pod.held?.requests ?? pod.requests;
   for (const name in requests) usage.requested[name] = (usage.requested[name] ?? 0) + sign * requests[name]!;
   usage.pods += sign;
-  const nonZero = nonZeroRequests(pod);
+  const nonZero = pod.held?.nonZeroRequests ?? nonZeroRequests(pod);
   usage.nonZeroCpu += sign * nonZero.cpu;
   usage.nonZeroMemory += sign * nonZero.memory;
 }

@@ -18,6 +18,7 @@ import { volumeKey, volumesReachable } from '../model/volumes.js';
 import type { NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
 import type { AntiAffinityCheck, ClusterState, Placed, TermCounts } from './clusterState.js';
 import { portAndVolumeProblem } from './filters/index.js';
+import { missingNodeFeature } from './filters/nodeDeclaredFeatures.js';
 import { scoreNodes, type EvictedView } from './scores/total.js';
 
 /** One spread constraint of the pod being placed, with the evicted pod already taken out. */
@@ -140,7 +141,7 @@ function resourceShortfall(ctx: PlacementContext, node: NodeInfo, index: number)
       if (name === 'cpu' || name === 'memory' || name === 'ephemeral-storage') continue;
       return `node has no ${name}`;
     }
-    const used = (usage.requested[name] ?? 0) - (freed?.requests[name] ?? 0);
+    const used = (usage.requested[name] ?? 0) - ((freed?.held?.requests ?? freed?.requests)?.[name] ?? 0);
     if (used + amount > cap) return `insufficient ${name}`;
   }
   return undefined;
@@ -198,15 +199,20 @@ export interface PlacementResult {
 
 /** Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec. */
 export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly number[] {
-  const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
+  const features = pod.requiredFeatures?.join(',') ?? '';
+  const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}\u0000${features}`;
   return state.memo(key, () => {
     const out: number[] = [];
     for (const i of zoneInterleaved(state)) {
       const node = state.nodeList[i]!;
-      if (nodeAdmitsPod(pod, node) && volumesReachable(pod, node)) out.push(i);
+      if (nodeAdmitsPod(pod, node) && volumesReachable(pod, node) && nodeFeaturesAdmit(state, pod, node)) out.push(i);
     }
     return out;
   });
+}
+
+function nodeFeaturesAdmit(state: ClusterState, pod: PodInfo, node: NodeInfo): boolean {
+  return pod.requiredFeatures === undefined || missingNodeFeature(state.kubeVersion, pod, node) === undefined;
 }
 
 /**
@@ -353,6 +359,7 @@ export function placementCheck(
   return (node) => {
     const index = state.nodeIndex.get(node.name);
     if (index === undefined || !nodeAdmitsPod(pod, node) || !volumesReachable(pod, node)) return false;
+    if (!nodeFeaturesAdmit(state, pod, node)) return false;
     return (scope === 'all' ? dynamicProblem(ctx, node, index) : interPodProblem(ctx, node)) === undefined;
   };
 }

@@ -108,8 +108,9 @@ function nodeLoad(state: ClusterState, index: number, node: NodeInfo, gone: Plac
     return scratch;
   }
   for (const k in freedRequests) delete freedRequests[k];
-  for (const k in usage.requested) freedRequests[k] = usage.requested[k]! - (gone.pod.requests[k] ?? 0);
-  const nonZero = nonZeroRequests(gone.pod);
+  const held = gone.pod.held?.requests ?? gone.pod.requests;
+  for (const k in usage.requested) freedRequests[k] = usage.requested[k]! - (held[k] ?? 0);
+  const nonZero = gone.pod.held?.nonZeroRequests ?? nonZeroRequests(gone.pod);
   scratch.requested = freedRequests;
   scratch.nonZeroCpu = usage.nonZeroCpu - nonZero.cpu;
   scratch.nonZeroMemory = usage.nonZeroMemory - nonZero.memory;

@@ -22,7 +22,9 @@ import {
 import { hostPortsOf } from './hostPorts.js';
 import { controllerOwner, workloadOf } from './owners.js';
 import { evictAnnotationOf, protectedByOf, volumeFlags } from './podFlags.js';
+import { requiredNodeFeatures, resourceClaimNames, schedulingGated } from './podFeatures.js';
 import { podStatusSummary } from './podStatus.js';
+import { heldResources } from './resizedResources.js';
 import type { PriorityResolver } from './priorities.js';
 
 const PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
@@ -56,6 +58,10 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
   previous.podAffinityTerms(affinity, namespace, labels, rawLabels, cache.selectors);
 
   const health = podStatusSummary(status);
+  const held =
+    nodeName === undefined ? undefined : heldResources(spec, status, resources.requests, resources.nonZeroRequests);
+  const resourceClaims = resourceClaimNames(spec);
+  const features = requiredNodeFeatures(spec);
 
   return {
     uid: getString(meta, 'uid', 'metadata') || `${namespace}/${name}`,
@@ -74,6 +80,11 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     workload: workloadOf(owner, name, labels, cache.workloads),
     requests: resources.requests,
     nonZeroRequests: resources.nonZeroRequests,
+    // Undefined for nearly every pod; always present so every PodInfo has one shape (the converter's hot path).
+    held,
+    schedulingGated: schedulingGated(spec) || undefined,
+    resourceClaims,
+    requiredFeatures: features,
     images: containerImages(spec, cache),
     requiredNodeAffinity: previous.required,
     preferredNodeAffinity: previous.preferred,
