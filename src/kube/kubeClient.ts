@@ -460,7 +460,7 @@ export function kubeApi(t: KubeTransport) {
   const list = (path: string, params: Params): Promise<ListAnswer> => get(path, params) as Promise<ListAnswer>;
   return {
     /** GET /version: the server's release (the placement model follows its scheduler). */
-    version: () => get('/version'),
+    getCode: () => get('/version'),
     core: {
       listNode: (p: Params = {}) => list('/api/v1/nodes', p),
       listNamespace: (p: Params = {}) => list('/api/v1/namespaces', p),

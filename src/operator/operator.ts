@@ -370,7 +370,7 @@ export function createOperator(deps: OperatorDeps): Operator {
   let versionRead: Promise<void> | undefined;
   let versionKnown = false;
   const readVersion = (): Promise<void> =>
-    (versionRead ??= readClusterKubeVersion(clients.version, logger).then((version) => {
+    (versionRead ??= readClusterKubeVersion(clients.getCode, logger).then((version) => {
       cache.kubeVersion = version;
       versionKnown = true;
     }));

@@ -2,6 +2,7 @@
 // NodeResourcesBalancedAllocation, as kube-scheduler v1.26 computes them per node (no normalisation step). Fit counts
 // cpu and memory with the non-zero defaults (a container without requests counts 100m and 200Mi); BalancedAllocation
 // counts the real requests. An extended resource the pod does not request is left out of both.
+import { minorOf, NEWEST_KUBE_VERSION, type KubeVersion } from '../../model/kubeVersion.js';
 import type { PodInfo, Resources } from '../../model/types.js';
 import type { FitScoring, ResourceWeight } from '../profile.js';
 import { MAX_NODE_SCORE } from './normalize.js';
@@ -128,16 +129,31 @@ export function fitScore(scoring: FitScoring, load: NodeLoad, pod: PodInfo): num
 
 const BALANCED: readonly string[] = ['cpu', 'memory'];
 
-/** NodeResourcesBalancedAllocation: 100 × (1 − the spread of cpu and memory fractions), on real requests. */
-export function balancedScore(load: NodeLoad, pod: PodInfo): number {
+/** 100 × (1 − the spread of the cpu and memory fractions), with the pod (`withPod`) or without it. */
+function balance(load: NodeLoad, pod: PodInfo, withPod: boolean): number {
   let f0 = -1;
   let f1 = -1;
   for (const name of BALANCED) {
     if (!allocatableAndRequested(name, load, pod, false)) continue;
-    const fraction = Math.min(1, pair.requested / pair.allocatable);
+    const requested = withPod ? pair.requested : pair.requested - (pod.requests[name] ?? 0);
+    const fraction = Math.min(1, requested / pair.allocatable);
     if (f0 < 0) f0 = fraction;
     else f1 = fraction;
   }
   const std = f1 < 0 ? 0 : Math.abs((f0 - f1) / 2);
   return Math.trunc((1 - std) * MAX_NODE_SCORE);
+}
+
+/**
+ * NodeResourcesBalancedAllocation on real requests (noderesources/balanced_allocation.go). 1.35–1.37 skip it for a
+ * pod requesting neither cpu nor memory (every node 0). 1.35 scores the node's balance with the pod; from 1.36 the
+ * score is the change the pod makes to it, 50 + (50 + with − without) / 2 in integers, so a node the pod balances
+ * better wins over one already balanced.
+ */
+export function balancedScore(load: NodeLoad, pod: PodInfo, version: KubeVersion = NEWEST_KUBE_VERSION): number {
+  if ((pod.requests['cpu'] ?? 0) === 0 && (pod.requests['memory'] ?? 0) === 0) return 0;
+  const withPod = balance(load, pod, true);
+  if (minorOf(version) < 36) return withPod;
+  const half = MAX_NODE_SCORE / 2;
+  return half + Math.trunc((half + withPod - balance(load, pod, false)) / 2);
 }
