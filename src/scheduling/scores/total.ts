@@ -58,7 +58,8 @@ export function scoreNodes(
   }
   w = weights.NodeResourcesBalancedAllocation;
   if (w) {
-    for (let k = 0; k < n; k++) plugin[k] = balancedScore(load(feasible[k]!, nodes[feasible[k]!]!), pod, state.kubeVersion);
+    for (let k = 0; k < n; k++)
+      plugin[k] = balancedScore(load(feasible[k]!, nodes[feasible[k]!]!), pod, state.kubeVersion);
     addPlugin('NodeResourcesBalancedAllocation', w);
   }
   // A plugin that scores every node alike cannot change the choice: it is skipped.
