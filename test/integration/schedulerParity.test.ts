@@ -180,7 +180,10 @@ function podOf(r: Random, name: string, probe: boolean, f?: Features): Json {
   const spec: Json = { containers, terminationGracePeriodSeconds: 600 };
   const labels: Record<string, string> = labelsOf(app);
   if (f !== undefined) {
-    labels['track'] = f.r.pick(TRACKS);
+    // One ReplicaSet's pods share one template, so their track too (the scheduler's default spreading selects by the
+    // ReplicaSet's selector, the model by the pods' shared labels); other pods pick theirs.
+    const track = f.r.pick(TRACKS);
+    labels['track'] = app.rs ? (app.app === 'web' ? 'blue' : 'green') : track;
     // Sidecars (restartable init containers) add to the pod; an ordinary init container after them runs beside them.
     if (f.r.chance(0.3)) {
       const init: Json[] = [{ ...containerOf(f.r, 'proxy'), restartPolicy: 'Always' }];
