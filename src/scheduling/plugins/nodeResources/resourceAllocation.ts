@@ -1,24 +1,13 @@
 // NodeResourcesFit's score (LeastAllocated, MostAllocated, RequestedToCapacityRatio) and
 // NodeResourcesBalancedAllocation, as kube-scheduler v1.26 computes them per node (no normalisation step). Fit counts
 // cpu and memory with the non-zero defaults (a container without requests counts 100m and 200Mi); BalancedAllocation
-// counts the real requests. An extended resource the pod does not request is left out of both.
-import { minorOf, NEWEST_KUBE_VERSION, type KubeVersion } from '../../model/kubeVersion.js';
-import type { PodInfo, Resources } from '../../model/types.js';
-import type { FitScoring, ResourceWeight } from '../profile.js';
-import { MAX_NODE_SCORE } from './normalize.js';
-
-const NON_ZERO_CPU = 100;
-const NON_ZERO_MEMORY = 200 * 1024 * 1024;
-
-/** cpu and memory as scoring counts them; a hand-built pod without the converter's figure counts one container. */
-export function nonZeroRequests(pod: PodInfo): { readonly cpu: number; readonly memory: number } {
-  return (
-    pod.nonZeroRequests ?? {
-      cpu: pod.requests['cpu'] ?? NON_ZERO_CPU,
-      memory: pod.requests['memory'] ?? NON_ZERO_MEMORY,
-    }
-  );
-}
+// counts the real requests. An extended resource the pod does not request is left out of both. Upstream's
+// noderesources package holds both plugins, as this folder does, and this file is its resource_allocation.go.
+import type { NodeInfo, PodInfo, Resources } from '../../../model/types.js';
+import type { ClusterState, Placed } from '../../clusterState.js';
+import { MAX_NODE_SCORE } from '../../framework/normalize.js';
+import { nonZeroRequests } from '../../state/nodeUsage.js';
+import type { FitScoring, ResourceWeight } from './args.js';
 
 /** What is on a node for scoring: its allocatable, real requests and non-zero cpu/memory, replacement excluded. */
 export interface NodeLoad {
@@ -31,13 +20,13 @@ export interface NodeLoad {
 const STANDARD = new Set(['cpu', 'memory', 'ephemeral-storage']);
 
 /** The pair allocatableAndRequested() fills: reused, so scoring thousands of nodes allocates nothing. */
-const pair = { allocatable: 0, requested: 0 };
+export const pair = { allocatable: 0, requested: 0 };
 
 /**
  * Sets `pair` to (allocatable, requested with the pod) for one resource; false when scoring leaves it out: a resource
  * the node does not offer, or an extended one the pod does not request.
  */
-function allocatableAndRequested(name: string, load: NodeLoad, pod: PodInfo, nonZero: boolean): boolean {
+export function allocatableAndRequested(name: string, load: NodeLoad, pod: PodInfo, nonZero: boolean): boolean {
   const allocatable = load.allocatable[name] ?? 0;
   let podRequest: number;
   let nodeRequested: number;
@@ -127,33 +116,25 @@ export function fitScore(scoring: FitScoring, load: NodeLoad, pod: PodInfo): num
   }
 }
 
-const BALANCED: readonly string[] = ['cpu', 'memory'];
+const scratch = { allocatable: {}, requested: {}, nonZeroCpu: 0, nonZeroMemory: 0 };
+const freedRequests: Record<string, number> = {};
 
-/** 100 × (1 − the spread of the cpu and memory fractions), with the pod (`withPod`) or without it. */
-function balance(load: NodeLoad, pod: PodInfo, withPod: boolean): number {
-  let f0 = -1;
-  let f1 = -1;
-  for (const name of BALANCED) {
-    if (!allocatableAndRequested(name, load, pod, false)) continue;
-    const requested = withPod ? pair.requested : pair.requested - (pod.requests[name] ?? 0);
-    const fraction = Math.min(1, requested / pair.allocatable);
-    if (f0 < 0) f0 = fraction;
-    else f1 = fraction;
+/** The node's load for scoring; a deleted evicted pod no longer counts on its node. Reuses one object. */
+export function nodeLoad(state: ClusterState, index: number, node: NodeInfo, gone: Placed | undefined): NodeLoad {
+  const usage = state.usageAt(index);
+  scratch.allocatable = node.allocatable;
+  if (gone === undefined || gone.node !== node) {
+    scratch.requested = usage.requested;
+    scratch.nonZeroCpu = usage.nonZeroCpu;
+    scratch.nonZeroMemory = usage.nonZeroMemory;
+    return scratch;
   }
-  const std = f1 < 0 ? 0 : Math.abs((f0 - f1) / 2);
-  return Math.trunc((1 - std) * MAX_NODE_SCORE);
-}
-
-/**
- * NodeResourcesBalancedAllocation on real requests (noderesources/balanced_allocation.go). 1.35–1.37 skip it for a
- * pod requesting neither cpu nor memory (every node 0). 1.35 scores the node's balance with the pod; from 1.36 the
- * score is the change the pod makes to it, 50 + (50 + with − without) / 2 in integers, so a node the pod balances
- * better wins over one already balanced.
- */
-export function balancedScore(load: NodeLoad, pod: PodInfo, version: KubeVersion = NEWEST_KUBE_VERSION): number {
-  if ((pod.requests['cpu'] ?? 0) === 0 && (pod.requests['memory'] ?? 0) === 0) return 0;
-  const withPod = balance(load, pod, true);
-  if (minorOf(version) < 36) return withPod;
-  const half = MAX_NODE_SCORE / 2;
-  return half + Math.trunc((half + withPod - balance(load, pod, false)) / 2);
+  for (const k in freedRequests) delete freedRequests[k];
+  const held = gone.pod.held?.requests ?? gone.pod.requests;
+  for (const k in usage.requested) freedRequests[k] = usage.requested[k]! - (held[k] ?? 0);
+  const nonZero = gone.pod.held?.nonZeroRequests ?? nonZeroRequests(gone.pod);
+  scratch.requested = freedRequests;
+  scratch.nonZeroCpu = usage.nonZeroCpu - nonZero.cpu;
+  scratch.nonZeroMemory = usage.nonZeroMemory - nonZero.memory;
+  return scratch;
 }
