@@ -821,4 +821,5 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'schedulingGated',
   'resourceClaims',
   'requiredFeatures',
+  'fitNonZeroRequests',
 ];

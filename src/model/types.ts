@@ -212,6 +212,11 @@ export interface PodInfo {
    */
   readonly nonZeroRequests?: { readonly cpu: number; readonly memory: number };
   /**
+   * With pod-level requests set: the same from the containers alone, what NodeResourcesFit's score counts for the pod
+   * being placed (see plugins/nodeResources/resourceAllocation.ts). Absent otherwise.
+   */
+  readonly fitNonZeroRequests?: { readonly cpu: number; readonly memory: number };
+  /**
    * What the pod holds on its node when an in-place resize makes it differ from `requests` (which stays the spec,
    * what a replacement asks for): the larger of the spec and the resources allocated or actuated in its status, as the
    * scheduler's node cache counts it. Absent when equal to `requests` (nearly every pod).

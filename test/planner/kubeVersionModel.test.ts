@@ -304,3 +304,21 @@ describe('non-zero requests for scoring: defaults per container, sidecars summed
     expect(pod.nonZeroRequests).toEqual({ cpu: c.cpu, memory: c.memory });
   });
 });
+
+describe('NodeResourcesFit scores the pod being placed by its containers, pod-level requests aside (1.35–1.37)', () => {
+  it.each([
+    {
+      scenario: 'no pod-level requests: nothing apart',
+      pod: (p: PodBuilder) => p.requests({ cpu: '500m' }),
+      fit: undefined,
+    },
+    {
+      scenario: 'pod-level 2 cpu over a 500m container without memory: Fit counts 500m and 200Mi',
+      pod: (p: PodBuilder) => p.requests({ cpu: '500m' }).podResources({ cpu: '2' }),
+      fit: { cpu: 500, memory: 200 * 2 ** 20 },
+    },
+  ])('$scenario', (c) => {
+    const pod = buildSnapshot([c.pod(makePod('p'))]).pods[0]!;
+    expect(pod.fitNonZeroRequests).toEqual(c.fit);
+  });
+});

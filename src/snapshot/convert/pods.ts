@@ -80,6 +80,7 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     workload: workloadOf(owner, name, labels, cache.workloads),
     requests: resources.requests,
     nonZeroRequests: resources.nonZeroRequests,
+    fitNonZeroRequests: resources.fitNonZeroRequests,
     // Undefined for nearly every pod; always present so every PodInfo has one shape (the converter's hot path).
     held,
     schedulingGated: schedulingGated(spec) || undefined,

@@ -180,6 +180,7 @@ export interface PodResources {
   readonly requests: Resources;
   readonly qos: QosClass;
   readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
+  readonly fitNonZeroRequests: { readonly cpu: number; readonly memory: number } | undefined;
 }
 
 /** The scheduler's defaults for a container that requests no cpu or memory, used by its scoring only. */
@@ -268,6 +269,8 @@ export function podResources(spec: Obj | undefined, cache: BoundedCache<string, 
     requests: internResources(requests),
     qos: computeQos(init.length === 0 ? regular : [...init, ...regular]),
     nonZeroRequests: nonZeroOf(regular, init, undefined, podLevel, overhead, requests),
+    fitNonZeroRequests:
+      podLevel === undefined ? undefined : nonZeroOf(regular, init, undefined, undefined, overhead, requests),
   };
   if (key !== undefined) cache.set(key, value);
   return value;

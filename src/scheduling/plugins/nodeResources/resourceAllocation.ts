@@ -30,11 +30,13 @@ export function allocatableAndRequested(name: string, load: NodeLoad, pod: PodIn
   const allocatable = load.allocatable[name] ?? 0;
   let podRequest: number;
   let nodeRequested: number;
+  // Fit's scorer is built without the PodLevelResources flag in 1.35–1.37 (fit.go sets it on the plugin, not on its
+  // resourceAllocationScorer), so the pod being scored counts its containers, not its pod-level requests.
   if (nonZero && name === 'cpu') {
-    podRequest = nonZeroRequests(pod).cpu;
+    podRequest = (pod.fitNonZeroRequests ?? nonZeroRequests(pod)).cpu;
     nodeRequested = load.nonZeroCpu;
   } else if (nonZero && name === 'memory') {
-    podRequest = nonZeroRequests(pod).memory;
+    podRequest = (pod.fitNonZeroRequests ?? nonZeroRequests(pod)).memory;
     nodeRequested = load.nonZeroMemory;
   } else {
     podRequest = pod.requests[name] ?? 0;
