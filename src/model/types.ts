@@ -221,10 +221,7 @@ export interface PodInfo {
    * what a replacement asks for): the larger of the spec and the resources allocated or actuated in its status, as the
    * scheduler's node cache counts it. Absent when equal to `requests` (nearly every pod).
    */
-  readonly held?: {
-    readonly requests: Resources;
-    readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
-  };
+  readonly held?: HeldResources;
   /** spec.schedulingGates is not empty: the scheduler does not try to place it until they are removed. */
   readonly schedulingGated?: boolean;
   /** The names in spec.resourceClaims (DRA); absent when none. */
@@ -281,6 +278,17 @@ export interface PodInfo {
 }
 
 /** The reasons and exit codes of a pod's status (housekeeping strategies: podLifeTime states, failedPods filters). */
+/** What a resized pod holds on its node (PodInfo.held): 1.37's reading, and 1.35/1.36's (`byContainer`). */
+export interface HeldResources {
+  readonly requests: Resources;
+  readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
+  /** The larger of spec and status taken per container (component-helpers determineEffectiveRequests, 1.35/1.36). */
+  readonly byContainer: {
+    readonly requests: Resources;
+    readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
+  };
+}
+
 export interface PodStatusDetail {
   /** status.reason (Evicted, NodeLost, Shutdown, DeadlineExceeded, …). */
   readonly reason: string | undefined;

@@ -93,7 +93,7 @@ export class ClusterState {
       // Every pod bound to a node holds its resources until it is gone, terminating ones included.
       if (pod.nodeName === undefined || isPodTerminal(pod)) continue;
       const i = this.nodeIndex.get(pod.nodeName);
-      if (i !== undefined) addResources(this.usage[i]!, pod, 1);
+      if (i !== undefined) addResources(this.usage[i]!, pod, 1, this.kubeVersion);
     }
     for (const group of analysis.groups) {
       const state: GroupState = { group, counts: new Map(group.counts) };
@@ -419,7 +419,7 @@ export class ClusterState {
     const from = this.nodeOf(pod);
     this.removed.add(pod.uid);
     if (from) {
-      addResources(this.usageOf(from.name), pod, -1);
+      addResources(this.usageOf(from.name), pod, -1, this.kubeVersion);
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, -1);
       this.addScoreTerms(pod, from, -1);
     }
@@ -446,7 +446,7 @@ export class ClusterState {
     this.version++;
     if (target) this.unplace(replacement, target);
     this.removed.delete(pod.uid);
-    addResources(this.usageOf(from.name), pod, 1);
+    addResources(this.usageOf(from.name), pod, 1, this.kubeVersion);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, 1);
     this.addScoreTerms(pod, from, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
@@ -458,7 +458,7 @@ export class ClusterState {
 
   private unplace(pod: PodInfo, node: NodeInfo): void {
     this.location.delete(pod.uid);
-    addResources(this.usageOf(node.name), pod, -1);
+    addResources(this.usageOf(node.name), pod, -1, this.kubeVersion);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! - 1);
@@ -476,7 +476,7 @@ export class ClusterState {
   place(pod: PodInfo, node: NodeInfo): void {
     this.version++;
     this.location.set(pod.uid, node.name);
-    addResources(this.usageOf(node.name), pod, 1);
+    addResources(this.usageOf(node.name), pod, 1, this.kubeVersion);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);

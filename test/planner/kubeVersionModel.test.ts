@@ -132,6 +132,27 @@ describe('in-place resize: a pod holds the larger of its spec and what its statu
     expect(moves(plan(zoneSkew((p) => p.requests({ cpu: '1' }), smallB1('4'), [c.batch])))).toEqual(c.moves);
   });
 
+  it.each([
+    { version: '1.37' as const, moves: [], why: '1.37 reads allocatedResources alone' },
+    { version: '1.36' as const, moves: ['web-2→b1'], why: 'before 1.37 only a status with resources counts' },
+    { version: '1.35' as const, moves: ['web-2→b1'], why: 'likewise' },
+  ])('$version: allocated 3500m, no actuated resources in status → $moves ($why)', (c) => {
+    const objects = zoneSkew((p) => p.requests({ cpu: '1' }), smallB1('4'), [batchOnB1('1', [{ cpu: '3500m' }])]);
+    expect(moves(plan(objects, c.version))).toEqual(c.moves);
+  });
+
+  it.each(['1.35', '1.36', '1.37'] as const)('%s: actuated 3500m in status → no landing', (version) => {
+    const batch = batchOnB1('1', [{ cpu: '3500m' }, { actuated: { cpu: '3500m' } }]);
+    expect(
+      moves(
+        plan(
+          zoneSkew((p) => p.requests({ cpu: '1' }), smallB1('4'), [batch]),
+          version,
+        ),
+      ),
+    ).toEqual([]);
+  });
+
   it('the replacement asks what the spec asks, not what its evicted pod was allocated', () => {
     // web-2 runs with 3 cpu allocated after a resize but asks 1 cpu: its replacement fits b1 (2 cpu).
     const objects = zoneSkew((p) => p.requests({ cpu: '1' }).resized({ cpu: '3' }), smallB1('2'));

@@ -116,8 +116,23 @@ export function heldResources(
   const heldNonZero = picks
     .map((p) => nonZeroOf(regular, init, p, podLevel, overhead, held))
     .reduce((a, b) => ({ cpu: Math.max(a.cpu, b.cpu), memory: Math.max(a.memory, b.memory) }));
-  if (sameResources(held, requests) && heldNonZero.cpu === nonZero.cpu && heldNonZero.memory === nonZero.memory) {
-    return undefined;
-  }
-  return { requests: internResources(held), nonZeroRequests: heldNonZero };
+  // 1.35 and 1.36 (determineEffectiveRequests) take the larger per container instead, and only for a regular or sidecar
+  // container whose status has `resources`; an ordinary init container counts its spec.
+  const hasResources = (c: ContainerResources): boolean => isObj(statuses.get(c.name)?.['resources']);
+  const perContainer = (c: ContainerResources): Readonly<Record<string, number>> => {
+    if ((init.includes(c) && !c.restartable) || !hasResources(c)) return c.requests;
+    const s = byName.get(c.name);
+    const lists = [s?.actuated ?? {}, s?.allocated ?? {}];
+    return maxOf(...(infeasible ? lists : [c.requests, ...lists]));
+  };
+  const byContainer = withPodLevelAndOverhead(aggregateRequests(regular, init, perContainer), podLevel, overhead);
+  const byContainerNonZero = nonZeroOf(regular, init, perContainer, podLevel, overhead, byContainer);
+  const same = (r: Resources, n: { cpu: number; memory: number }): boolean =>
+    sameResources(r, requests) && n.cpu === nonZero.cpu && n.memory === nonZero.memory;
+  if (same(held, heldNonZero) && same(byContainer, byContainerNonZero)) return undefined;
+  return {
+    requests: internResources(held),
+    nonZeroRequests: heldNonZero,
+    byContainer: { requests: internResources(byContainer), nonZeroRequests: byContainerNonZero },
+  };
 }

@@ -6,7 +6,7 @@
 import type { NodeInfo, PodInfo, Resources } from '../../../model/types.js';
 import type { ClusterState, Placed } from '../../clusterState.js';
 import { MAX_NODE_SCORE } from '../../framework/normalize.js';
-import { nonZeroRequests } from '../../state/nodeUsage.js';
+import { heldOf, nonZeroRequests } from '../../state/nodeUsage.js';
 import type { FitScoring, ResourceWeight } from './args.js';
 
 /** What is on a node for scoring: its allocatable, real requests and non-zero cpu/memory, replacement excluded. */
@@ -132,9 +132,8 @@ export function nodeLoad(state: ClusterState, index: number, node: NodeInfo, gon
     return scratch;
   }
   for (const k in freedRequests) delete freedRequests[k];
-  const held = gone.pod.held?.requests ?? gone.pod.requests;
+  const { requests: held, nonZeroRequests: nonZero } = heldOf(gone.pod, state.kubeVersion);
   for (const k in usage.requested) freedRequests[k] = usage.requested[k]! - (held[k] ?? 0);
-  const nonZero = gone.pod.held?.nonZeroRequests ?? nonZeroRequests(gone.pod);
   scratch.requested = freedRequests;
   scratch.nonZeroCpu = usage.nonZeroCpu - nonZero.cpu;
   scratch.nonZeroMemory = usage.nonZeroMemory - nonZero.memory;
