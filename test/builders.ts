@@ -123,6 +123,12 @@ export class NodeBuilder extends Builder {
   }
 
   /** Replaces status.allocatable, e.g. { cpu: '4', memory: '8Gi', pods: '110' }. */
+  /** status.declaredFeatures (NodeDeclaredFeatures). */
+  declaredFeatures(...names: string[]): this {
+    (this.o['status'] as Json)['declaredFeatures'] = names;
+    return this;
+  }
+
   allocatable(resources: Record<string, string | number>): this {
     (this.o['status'] as Json)['allocatable'] = { ...resources };
     return this;
@@ -165,7 +171,7 @@ export interface PodAffinityTermOptions {
 
 export interface TolerationOptions {
   key?: string;
-  operator?: 'Equal' | 'Exists';
+  operator?: 'Equal' | 'Exists' | 'Lt' | 'Gt';
   value?: string;
   effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
   tolerationSeconds?: number;
@@ -323,6 +329,57 @@ export class PodBuilder extends Builder {
     if (kind === 'sidecar') c['restartPolicy'] = 'Always';
     const key = kind === 'container' ? 'containers' : 'initContainers';
     ((this.specObj[key] ??= []) as Json[]).push(c);
+    return this;
+  }
+
+  /** Pod-level spec.resources.requests (PodLevelResources, 1.34+). */
+  podResources(requests: Record<string, string>): this {
+    this.specObj['resources'] = { requests: { ...requests } };
+    return this;
+  }
+
+  /**
+   * An in-place resize as the kubelet reports it: the first container's status.containerStatuses entry with
+   * allocatedResources (and resources.requests, the actuated amounts, when given). `infeasible` adds the
+   * PodResizePending condition with reason Infeasible.
+   */
+  resized(
+    allocated: Record<string, string>,
+    opts: { actuated?: Record<string, string>; infeasible?: boolean } = {},
+  ): this {
+    const name = this.firstContainer['name'] as string;
+    const entry: Json = {
+      name,
+      image: 'registry.example/app:1.0',
+      ready: true,
+      restartCount: 0,
+      allocatedResources: { ...allocated },
+    };
+    if (opts.actuated !== undefined) entry['resources'] = { requests: { ...opts.actuated } };
+    this.status['containerStatuses'] = [entry];
+    if (opts.infeasible === true) {
+      (this.status['conditions'] as Json[]).push({ type: 'PodResizePending', status: 'True', reason: 'Infeasible' });
+    }
+    return this;
+  }
+
+  /** A scheduling gate (spec.schedulingGates): the scheduler leaves the pod alone until it is removed. */
+  schedulingGate(name: string): this {
+    ((this.specObj['schedulingGates'] ??= []) as Json[]).push({ name });
+    return this;
+  }
+
+  /** A DRA claim the pod uses (spec.resourceClaims), made from a ResourceClaimTemplate. */
+  resourceClaim(name: string, template = `${name}-template`): this {
+    ((this.specObj['resourceClaims'] ??= []) as Json[]).push({ name, resourceClaimTemplateName: template });
+    return this;
+  }
+
+  /** A restart rule on the first container that restarts every container: needs a node feature (1.36+). */
+  restartAllContainersOn(exitCode: number): this {
+    this.firstContainer['restartPolicyRules'] = [
+      { action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [exitCode] } },
+    ];
     return this;
   }
 
@@ -760,6 +817,11 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'restarts',
   'initRestarts',
   'statusDetail',
+  'held',
+  'schedulingGated',
+  'resourceClaims',
+  'requiredFeatures',
+  'fitNonZeroRequests',
 ];
 
 /**

@@ -42,6 +42,9 @@ const PER_INSTANCE_LABELS: ReadonlySet<string> = new Set([
   'apps.kubernetes.io/pod-index',
   'controller-revision-hash',
   'pod-template-generation',
+  // Copied from its node at binding by the PodTopologyLabels admission (beta, on since 1.35): per pod.
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
 ]);
 
 // The scheduler derives default selectors only from ReplicationControllers, ReplicaSets and StatefulSets

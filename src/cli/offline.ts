@@ -5,6 +5,8 @@ import { InputError } from '../errors.js';
 import { findCredentials, loadCredentials, NO_CREDENTIALS, processEnvironment } from '../kube/kubeconfig.js';
 import { kubeGetter, readCluster, readUsageMetrics, type Getter } from '../live/read.js';
 import type { ClusterSnapshot } from '../model/types.js';
+import { modelledVersion, NEWEST_KUBE_VERSION, type KubeRelease, type KubeVersion } from '../model/kubeVersion.js';
+import { readClusterKubeVersion } from '../operator/clusterVersion.js';
 import { planCycle } from '../planner/plan.js';
 import { simulate } from '../planner/simulate.js';
 import { usesMetrics } from '../planner/utilization.js';
@@ -15,7 +17,7 @@ import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import { STRATEGIES } from '../strategies/registry.js';
 import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
 import { snapshotWarnings } from '../snapshot/sanity.js';
-import { positiveInt } from './args.js';
+import { kubeRelease, positiveInt } from './args.js';
 import { choosePolicy } from './policyChoice.js';
 import { createProgress, type Progress } from './progress.js';
 import { planTable, simulationTable } from './table.js';
@@ -34,6 +36,7 @@ interface OfflineOptions {
   readonly policy?: string;
   readonly policyName?: string;
   readonly schedulerConfig?: string;
+  readonly kubeVersion?: KubeRelease & { readonly text: string };
   readonly output: 'json' | 'table' | 'wide';
 }
 
@@ -63,8 +66,17 @@ async function readLive(
     warn: (line) => io.stderr(`${line}\n`),
     progress: (kind, count) => progress.update(`${name}: read ${count.toLocaleString('en-US')} ${kind}s`),
   });
+  const kubeVersion =
+    opts.kubeVersion !== undefined
+      ? flagVersion(opts.kubeVersion, io)
+      : await readClusterKubeVersion(async () => (await get('/version')).body, {
+          // Said only when it is news: a warning, not the usual "predicted as" line.
+          info: () => undefined,
+          warn: (line: string) => io.stderr(`warning: ${line}\n`),
+        });
   const loaded = snapshotFromObjects([raw], {
     file: name,
+    kubeVersion,
     warn: (line) => io.stderr(`${line}\n`),
     progress: (text) => progress.update(text),
   });
@@ -97,6 +109,7 @@ export async function loadInputs(
   const loaded: LoadResult & { readonly get?: Getter } =
     opts.snapshot !== undefined
       ? loadSnapshotFile(opts.snapshot, {
+          kubeVersion: opts.kubeVersion === undefined ? NEWEST_KUBE_VERSION : flagVersion(opts.kubeVersion, io),
           warn: (line) => io.stderr(`${line}\n`),
           progress: (text) => progress.update(text),
         })
@@ -135,6 +148,17 @@ export async function loadInputs(
   return { snapshot, policy, schedulerProfile };
 }
 
+/** The minor --kube-version asks for, or the nearest supported one with one warning line. */
+function flagVersion(release: KubeRelease & { readonly text: string }, io: OfflineIo): KubeVersion {
+  const { version, warning } = modelledVersion(release, `--kube-version ${release.text}`);
+  if (warning !== undefined) io.stderr(`${warning}\n`);
+  return version;
+}
+
+const KUBE_VERSION_HELP =
+  "the Kubernetes version whose scheduler replacements are predicted by (default: a live cluster's /version, else " +
+  `${NEWEST_KUBE_VERSION}; supported 1.35–${NEWEST_KUBE_VERSION}, others are modelled as the nearest)`;
+
 const outputOption = (): Option =>
   new Option('-o, --output <format>', 'output format (wide: table with every skipped pod)')
     .choices(['json', 'table', 'wide'])
@@ -154,7 +178,8 @@ function addSourceOptions(command: Command): Command {
     .option('--context <name>', 'kubeconfig context (default: its current context)')
     .option('--policy <file>', 'RebalancePolicy to apply (default: the one in the cluster, else the CRD defaults)')
     .option('--policy-name <name>', "the cluster's RebalancePolicy to apply (needed when it has several)")
-    .option('--scheduler-config <file>', SCHEDULER_CONFIG_HELP);
+    .option('--scheduler-config <file>', SCHEDULER_CONFIG_HELP)
+    .option('--kube-version <version>', KUBE_VERSION_HELP, kubeRelease);
 }
 
 export function registerOfflineCommands(program: Command, io: OfflineIo): void {

@@ -459,6 +459,8 @@ export function kubeApi(t: KubeTransport) {
     t.json({ method: 'GET', path: path + query(params) });
   const list = (path: string, params: Params): Promise<ListAnswer> => get(path, params) as Promise<ListAnswer>;
   return {
+    /** GET /version: the server's release (the placement model follows its scheduler). */
+    getCode: () => get('/version'),
     core: {
       listNode: (p: Params = {}) => list('/api/v1/nodes', p),
       listNamespace: (p: Params = {}) => list('/api/v1/namespaces', p),

@@ -20,3 +20,12 @@ export function isPodActive(pod: Pick<PodInfo, 'terminating' | 'phase'>): boolea
 export function isCounted(pod: Pick<PodInfo, 'nodeName' | 'terminating' | 'phase'>): boolean {
   return pod.nodeName !== undefined && isPodActive(pod);
 }
+
+/**
+ * A Pending pod the scheduler is trying to place, or that waits on its node to start. A pod with scheduling gates is
+ * Pending too, but the scheduler does not try it until something else removes the gates: it is neither a landing to
+ * check nor an unschedulable replacement to pause evictions on.
+ */
+export function isPendingForScheduler(pod: Pick<PodInfo, 'phase' | 'schedulingGated'>): boolean {
+  return pod.phase === 'Pending' && pod.schedulingGated !== true;
+}

@@ -6,7 +6,11 @@ import type { Taint, TaintEffect, Toleration } from './types.js';
 export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
   if (toleration.effect !== '' && toleration.effect !== taint.effect) return false;
   if (toleration.key !== '' && toleration.key !== taint.key) return false;
-  return toleration.operator === 'Exists' || toleration.value === taint.value;
+  if (toleration.operator === 'Exists') return true;
+  // Lt/Gt tolerate only behind TaintTolerationComparisonOperators, off by default in every supported minor
+  // (kubeVersion.ts): the scheduler then treats such a toleration as tolerating nothing.
+  if (toleration.operator !== 'Equal') return false;
+  return toleration.value === taint.value;
 }
 
 export function isTolerated(taint: Taint, tolerations: readonly Toleration[]): boolean {

@@ -2,6 +2,7 @@
 // Full Kubernetes objects are converted into these on arrival (snapshot file or watch cache) and then dropped,
 // so memory stays proportional to what the planner needs (see issue "Throughput and footprint").
 // Everything here is immutable data; strings are interned by the converters.
+import type { KubeVersion } from './kubeVersion.js';
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -74,7 +75,8 @@ export interface Taint {
 export interface Toleration {
   /** Empty key with operator Exists tolerates every taint. */
   readonly key: string;
-  readonly operator: 'Equal' | 'Exists';
+  /** Lt/Gt compare integer values behind the TaintTolerationComparisonOperators gate (off in 1.35–1.37). */
+  readonly operator: 'Equal' | 'Exists' | 'Lt' | 'Gt';
   readonly value: string;
   /** Empty effect tolerates every effect. */
   readonly effect: TaintEffect | '';
@@ -144,6 +146,8 @@ export interface NodeInfo {
    * older form, is read from `allocatable` by the NodeVolumeLimits filter.
    */
   readonly csiVolumeLimits?: Readonly<Record<string, number>>;
+  /** status.declaredFeatures (NodeDeclaredFeatures, 1.36+), sorted; absent when the node declares none. */
+  readonly declaredFeatures?: readonly string[];
 }
 
 /** A port a container binds on its node (spec.containers[].ports[] with hostPort > 0). */
@@ -207,6 +211,23 @@ export interface PodInfo {
    * memory (upstream's non-zero defaults). Absent: derived from `requests` (see nonZeroRequests in scheduling).
    */
   readonly nonZeroRequests?: { readonly cpu: number; readonly memory: number };
+  /**
+   * With pod-level requests set: the same from the containers alone, what NodeResourcesFit's score counts for the pod
+   * being placed (see plugins/nodeResources/resourceAllocation.ts). Absent otherwise.
+   */
+  readonly fitNonZeroRequests?: { readonly cpu: number; readonly memory: number };
+  /**
+   * What the pod holds on its node when an in-place resize makes it differ from `requests` (which stays the spec,
+   * what a replacement asks for): the larger of the spec and the resources allocated or actuated in its status, as the
+   * scheduler's node cache counts it. Absent when equal to `requests` (nearly every pod).
+   */
+  readonly held?: HeldResources;
+  /** spec.schedulingGates is not empty: the scheduler does not try to place it until they are removed. */
+  readonly schedulingGated?: boolean;
+  /** The names in spec.resourceClaims (DRA); absent when none. */
+  readonly resourceClaims?: readonly string[];
+  /** Node features it needs (NodeDeclaredFeatures, inferred from its spec as the scheduler does); absent when none. */
+  readonly requiredFeatures?: readonly string[];
   /** The images of spec.containers, normalised as ImageLocality does (`:latest` added when no tag). */
   readonly images?: readonly string[];
   readonly requiredNodeAffinity: RequiredNodeAffinity;
@@ -257,6 +278,17 @@ export interface PodInfo {
 }
 
 /** The reasons and exit codes of a pod's status (housekeeping strategies: podLifeTime states, failedPods filters). */
+/** What a resized pod holds on its node (PodInfo.held): 1.37's reading, and 1.35/1.36's (`byContainer`). */
+export interface HeldResources {
+  readonly requests: Resources;
+  readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
+  /** The larger of spec and status taken per container (component-helpers determineEffectiveRequests, 1.35/1.36). */
+  readonly byContainer: {
+    readonly requests: Resources;
+    readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
+  };
+}
+
 export interface PodStatusDetail {
   /** status.reason (Evicted, NodeLost, Shutdown, DeadlineExceeded, …). */
   readonly reason: string | undefined;
@@ -350,6 +382,8 @@ export interface ClusterSnapshot {
    * saved cluster without NodeMetrics, or no policy asked for it).
    */
   readonly metrics?: UsageMetrics;
+  /** The Kubernetes minor whose scheduler the placement follows; absent means the newest supported. */
+  readonly kubeVersion?: KubeVersion;
 }
 
 /**

@@ -10,6 +10,7 @@
 //   notifies the keys it touches, and only the waiters on those keys re-check.
 // - Pods without spec.priority get theirs from PriorityClasses, which may arrive after the pod; such pods are
 //   re-resolved when a snapshot is taken (the API server's admission normally sets spec.priority, so this is rare).
+import type { KubeVersion } from '../model/kubeVersion.js';
 import { isObj, type Obj } from '../model/rawJson.js';
 import { matchesSelector } from '../model/labels.js';
 import { pdbKey } from '../model/pdb.js';
@@ -115,6 +116,9 @@ export class ClusterCache {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private resolver: PriorityResolver = makePriorityResolver([]);
   private version = 0;
+
+  /** The minor whose scheduler the placement follows: the API server's, once the operator has read /version. */
+  kubeVersion: KubeVersion | undefined = undefined;
 
   constructor(private readonly clock: Clock) {}
 
@@ -456,6 +460,7 @@ export class ClusterCache {
       priorityClasses: [...this.priorityClasses.values()],
       namespaces: [...this.namespaces.values()],
       now: this.clock.wall(),
+      kubeVersion: this.kubeVersion,
     };
   }
 

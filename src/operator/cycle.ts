@@ -22,6 +22,7 @@
 import type { Logger } from 'pino';
 import { violationCounts, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { AbortReason, CycleResult } from '../metrics/names.js';
+import { isPendingForScheduler } from '../model/pods.js';
 import type { UsageMetrics } from '../model/types.js';
 import type { PlanOutcome } from '../planner/plan.js';
 import type { RebalancePlan } from '../planner/types.js';
@@ -515,7 +516,7 @@ export class PolicyController {
     if (paused === undefined) return true;
     const pod = this.deps.cache.pod(paused.pod.namespace, paused.pod.name);
     const stillPending =
-      pod !== undefined && (paused.pod.uid === '' || pod.uid === paused.pod.uid) && pod.phase === 'Pending';
+      pod !== undefined && (paused.pod.uid === '' || pod.uid === paused.pod.uid) && isPendingForScheduler(pod);
     if (stillPending) {
       log.info(
         { replacement: `${paused.pod.namespace}/${paused.pod.name}` },

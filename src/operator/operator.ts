@@ -31,6 +31,7 @@ import { createAuthReviewClients, type AuthReviewClients } from '../kube/authRev
 import { pageParams, SupervisedInformer, type InformerSpec, type ListPage } from '../kube/informers.js';
 import { CrdPresence } from './crdPresence.js';
 import { volumeInformers } from './volumeInformers.js';
+import { readClusterKubeVersion } from './clusterVersion.js';
 import { createKubeClients, type KubeClients, type ThrottleListener } from '../kube/kubeClient.js';
 import { MetricsReader } from '../kube/metricsReader.js';
 import {
@@ -391,7 +392,15 @@ export function createOperator(deps: OperatorDeps): Operator {
     policyInformer,
     ...volumeInformers(clients, cache, informerDeps),
   ];
-  const synced = (): boolean => informers.every((i) => i.synced());
+  // The model's Kubernetes minor is set before the first cycle can plan: synced() waits for it too.
+  let versionRead: Promise<void> | undefined;
+  let versionKnown = false;
+  const readVersion = (): Promise<void> =>
+    (versionRead ??= readClusterKubeVersion(clients.getCode, logger).then((version) => {
+      cache.kubeVersion = version;
+      versionKnown = true;
+    }));
+  const synced = (): boolean => versionKnown && informers.every((i) => i.synced());
 
   // An attempt takes at most a few bounded requests; a loop silent for a whole Lease duration (and a margin) is stuck.
   const wedgedAfterMs =
@@ -446,12 +455,13 @@ export function createOperator(deps: OperatorDeps): Operator {
         { identity: deps.identity, leaderElect: deps.leaderElect, qps: deps.kubeApiQps, burst: deps.kubeApiBurst },
         'starting',
       );
+      void readVersion();
       for (const informer of informers) informer.start();
       elector.start();
       if (atStart) void firstCycles.started();
     },
     async waitForSync() {
-      await Promise.all(informers.map((i) => i.waitForSync()));
+      await Promise.all([readVersion(), ...informers.map((i) => i.waitForSync())]);
     },
     ready: () => synced() && !draining && crd.problem() === undefined,
     crdMissing: () => crd.whenMissing(),

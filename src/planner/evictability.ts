@@ -2,6 +2,7 @@
 // They are checked in this order and the first reason is reported in the plan's `skipped` list.
 // PodDisruptionBudgets and the per-cycle limits depend on what else is planned and live in budget.ts.
 import { matchesSelector } from '../model/labels.js';
+import { isPodTerminal } from '../model/pods.js';
 import type { PodInfo, PodPhase, Selector } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 import type { NamespaceScope } from '../analysis/scope.js';
@@ -98,6 +99,14 @@ const persistentVolume: Protection = (pod, ctx) =>
     ? 'pod uses a PersistentVolumeClaim (evictPodsWithPVC is false)'
     : undefined;
 
+// The DynamicResources filter places a pod with resourceClaims only where its claims' devices can be allocated: ResourceSlices,
+// DeviceClasses and the claims' selectors, none of which the snapshot reads. Evicting it would be a bet on a filter the
+// model does not know, so it is left alone. A finished pod holds no devices and is not placed again.
+const resourceClaims: Protection = (pod) =>
+  pod.resourceClaims === undefined || isPodTerminal(pod)
+    ? undefined
+    : `pod uses DRA resourceClaims (${pod.resourceClaims.join(', ')}): where a replacement can get its devices is not modelled`;
+
 /** In order: the reasons a person would look for first come first. */
 export const PROTECTIONS: readonly Protection[] = [
   annotationOptOut,
@@ -114,6 +123,7 @@ export const PROTECTIONS: readonly Protection[] = [
   withoutBudget,
   localStorage,
   persistentVolume,
+  resourceClaims,
 ];
 
 /** Live pods (not Succeeded, Failed or terminating) per controller uid, counted once per snapshot. */

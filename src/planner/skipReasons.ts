@@ -26,6 +26,7 @@ const CLASSES: ReadonlyArray<readonly [RegExp, string]> = [
   [/^the move would raise the skew of/, 'the move would raise the skew of another spread constraint'],
   [/^the required pod affinity of \S+ depends on this pod/, "another pod's required affinity depends on this pod"],
   [/^conflicts with /, 'conflicts with another violation'],
+  [/^pod uses DRA resourceClaims/, 'pod uses DRA resourceClaims'],
 ];
 
 /** The CRD bounds status.lastPlan.skippedReasons[].reason; a longer one would get the whole status refused. */

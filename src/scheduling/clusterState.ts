@@ -7,6 +7,7 @@ import { requiredAffinityProblem, termSelectsNamespace } from '../model/podAffin
 import { isCounted, isPodTerminal } from '../model/pods.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
 import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, Selector } from '../model/types.js';
+import { NEWEST_KUBE_VERSION, type KubeVersion } from '../model/kubeVersion.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from './profile.js';
 import {
   bumpTerm,
@@ -44,6 +45,8 @@ export class ClusterState {
   readonly nodeList: readonly NodeInfo[];
   /** node name → position in nodeList; per-node arrays below are indexed by it. */
   readonly nodeIndex = new Map<string, number>();
+  /** The minor whose scheduler the placement follows (the snapshot's, else the newest supported). */
+  readonly kubeVersion: KubeVersion;
   private readonly usage: NodeUsage[] = [];
   private readonly removed = new Set<string>();
   /** Where replacements run; original pods are where their nodeName says. */
@@ -79,6 +82,7 @@ export class ClusterState {
     /** The scheduler configuration replacements are placed by. */
     readonly profile: SchedulerProfile = DEFAULT_PROFILE,
   ) {
+    this.kubeVersion = analysis.snapshot.kubeVersion ?? NEWEST_KUBE_VERSION;
     this.nodes = analysis.nodes;
     this.nodeList = analysis.snapshot.nodes;
     this.nodeList.forEach((node, i) => {
@@ -89,7 +93,7 @@ export class ClusterState {
       // Every pod bound to a node holds its resources until it is gone, terminating ones included.
       if (pod.nodeName === undefined || isPodTerminal(pod)) continue;
       const i = this.nodeIndex.get(pod.nodeName);
-      if (i !== undefined) addResources(this.usage[i]!, pod, 1);
+      if (i !== undefined) addResources(this.usage[i]!, pod, 1, this.kubeVersion);
     }
     for (const group of analysis.groups) {
       const state: GroupState = { group, counts: new Map(group.counts) };
@@ -415,7 +419,7 @@ export class ClusterState {
     const from = this.nodeOf(pod);
     this.removed.add(pod.uid);
     if (from) {
-      addResources(this.usageOf(from.name), pod, -1);
+      addResources(this.usageOf(from.name), pod, -1, this.kubeVersion);
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, -1);
       this.addScoreTerms(pod, from, -1);
     }
@@ -442,7 +446,7 @@ export class ClusterState {
     this.version++;
     if (target) this.unplace(replacement, target);
     this.removed.delete(pod.uid);
-    addResources(this.usageOf(from.name), pod, 1);
+    addResources(this.usageOf(from.name), pod, 1, this.kubeVersion);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, 1);
     this.addScoreTerms(pod, from, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
@@ -454,7 +458,7 @@ export class ClusterState {
 
   private unplace(pod: PodInfo, node: NodeInfo): void {
     this.location.delete(pod.uid);
-    addResources(this.usageOf(node.name), pod, -1);
+    addResources(this.usageOf(node.name), pod, -1, this.kubeVersion);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! - 1);
@@ -472,7 +476,7 @@ export class ClusterState {
   place(pod: PodInfo, node: NodeInfo): void {
     this.version++;
     this.location.set(pod.uid, node.name);
-    addResources(this.usageOf(node.name), pod, 1);
+    addResources(this.usageOf(node.name), pod, 1, this.kubeVersion);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);

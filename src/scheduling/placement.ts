@@ -16,6 +16,7 @@ import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint, isTolerated, tolerations
 import { volumeKey, volumesReachable } from '../model/volumes.js';
 import type { Taint } from '../model/types.js';
 import type { SchedulerProfile } from './profile.js';
+import { missingNodeFeature } from './plugins/nodeDeclaredFeatures/filter.js';
 import type { NodeInfo, PodInfo } from '../model/types.js';
 import type { ClusterState, Placed } from './clusterState.js';
 import type { EvictedView, PlacementInput } from './framework/interface.js';
@@ -59,13 +60,22 @@ function admits(profile: SchedulerProfile, pod: PodInfo, node: NodeInfo): boolea
   return !on('VolumeBinding') || volumesReachable(pod, node);
 }
 
+/** NodeDeclaredFeatures (a filter from 1.36), unless the profile disables it. */
+function nodeFeaturesAdmit(state: ClusterState, pod: PodInfo, node: NodeInfo): boolean {
+  if (pod.requiredFeatures === undefined) return true;
+  if (state.profile.disabledFilters?.includes('NodeDeclaredFeatures') === true) return true;
+  return missingNodeFeature(state.kubeVersion, pod, node) === undefined;
+}
+
 /** Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec. */
 export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly number[] {
-  const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
+  const features = pod.requiredFeatures?.join(',') ?? '';
+  const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}\u0000${features}`;
   return state.memo(key, () => {
     const out: number[] = [];
     for (const i of zoneInterleaved(state)) {
-      if (admits(state.profile, pod, state.nodeList[i]!)) out.push(i);
+      const node = state.nodeList[i]!;
+      if (admits(state.profile, pod, node) && nodeFeaturesAdmit(state, pod, node)) out.push(i);
     }
     return out;
   });
@@ -211,6 +221,7 @@ export function placementCheck(
   return (node) => {
     const index = state.nodeIndex.get(node.name);
     if (index === undefined || !admits(state.profile, pod, node)) return false;
+    if (!nodeFeaturesAdmit(state, pod, node)) return false;
     return dynamicProblem(ctx, node, index) === undefined;
   };
 }

@@ -14,6 +14,7 @@ import { CORE_SCHEMA, loadAll } from 'js-yaml';
 import { parseAllDocuments } from 'yaml';
 import { FieldError, InputError } from '../errors.js';
 import { internLabels } from '../model/intern.js';
+import type { KubeVersion } from '../model/kubeVersion.js';
 import { parseKubectlYaml } from './fastYaml.js';
 import type {
   ClusterSnapshot,
@@ -57,6 +58,8 @@ export interface LoadOptions {
   readonly warn?: (line: string) => void;
   /** Receives what the load is doing now (for a progress line); default: dropped. */
   readonly progress?: (text: string) => void;
+  /** The minor whose scheduler the placement follows (default: the newest supported). */
+  readonly kubeVersion?: KubeVersion;
 }
 
 export interface RawPolicy {
@@ -504,6 +507,7 @@ export function snapshotFromObjects(
       namespaces,
       now,
       ...(metrics !== undefined ? { metrics } : {}),
+      ...(opts.kubeVersion !== undefined ? { kubeVersion: opts.kubeVersion } : {}),
     },
     policies,
   };

@@ -4,6 +4,7 @@
 // test/integration/schedulerParity.test.ts's kind of cluster; here the cluster is built by hand.
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analysis/analyze.js';
+import { NEWEST_KUBE_VERSION, type KubeVersion } from '../../src/model/kubeVersion.js';
 import { DEFAULT_POLICY } from '../../src/policy/parse.js';
 import { ClusterState } from '../../src/scheduling/clusterState.js';
 import { feasibleNodesToFind } from '../../src/scheduling/framework/sampling.js';
@@ -19,8 +20,9 @@ function landing(
   pods: readonly PodBuilder[],
   incoming: PodBuilder,
   profile: SchedulerProfile = DEFAULT_PROFILE,
+  kubeVersion: KubeVersion = NEWEST_KUBE_VERSION,
 ): { node: string | undefined; ties: string[]; scores: ReturnType<typeof explainScores> } {
-  const snapshot = buildSnapshot([...nodes, ...pods, incoming]);
+  const snapshot = { ...buildSnapshot([...nodes, ...pods, incoming]), kubeVersion };
   const pod = snapshot.pods[snapshot.pods.length - 1]!;
   const state = new ClusterState(analyze(snapshot, SPEC), profile);
   const placement = placeReplacement(state, pod, undefined);
@@ -66,18 +68,33 @@ describe('NodeResourcesFit and BalancedAllocation', () => {
     expect(landing(nodes, [pod('x-1').node('a')], pod('new')).node).toBe('b');
   });
 
-  it('BalancedAllocation prefers the node where cpu and memory end up equally used', () => {
-    // Both nodes end at 50% cpu; memory ends at 50% on a, 12.5% on b.
-    const r = landing(
-      [node('a'), node('b')],
-      [
-        pod('x-1').requests({ cpu: '1', memory: '3Gi' }).node('a'),
-        pod('y-1').requests({ cpu: '1', memory: '0' }).node('b'),
-      ],
-      pod('new').requests({ cpu: '1', memory: '1Gi' }),
-    );
-    const balanced = Object.fromEntries(r.scores.map((s) => [s.node, s.plugins['NodeResourcesBalancedAllocation']]));
-    expect(balanced).toEqual({ a: 100, b: 81 });
+  // Both nodes end at 50% cpu; memory ends at 50% on a (from 37.5%), 12.5% on b (from 0%). 1.35 scores the balance
+  // with the pod (100, 81); 1.36+ the change it makes: 50 + (50 + 100 − 93) / 2 = 78 on a, 50 + (50 + 81 − 87) / 2 = 72.
+  it.each([
+    ['1.35', { a: 100, b: 81 }],
+    ['1.36', { a: 78, b: 72 }],
+    ['1.37', { a: 78, b: 72 }],
+  ] as const)(
+    'BalancedAllocation %s prefers the node where cpu and memory end up equally used',
+    (version, expected) => {
+      const r = landing(
+        [node('a'), node('b')],
+        [
+          pod('x-1').requests({ cpu: '1', memory: '3Gi' }).node('a'),
+          pod('y-1').requests({ cpu: '1', memory: '0' }).node('b'),
+        ],
+        pod('new').requests({ cpu: '1', memory: '1Gi' }),
+        DEFAULT_PROFILE,
+        version,
+      );
+      const balanced = Object.fromEntries(r.scores.map((s) => [s.node, s.plugins['NodeResourcesBalancedAllocation']]));
+      expect(balanced).toEqual(expected);
+    },
+  );
+
+  it('BalancedAllocation skips a pod requesting neither cpu nor memory (1.35+)', () => {
+    const r = landing([node('a'), node('b', '8')], [pod('x-1').requests({ cpu: '1' }).node('a')], pod('new'));
+    expect(r.scores.map((s) => s.plugins['NodeResourcesBalancedAllocation'] ?? 0)).toEqual([0, 0]);
   });
 });
 

@@ -11,6 +11,7 @@
 // Loop detection (the `cooldown` of DESIGN.md): a replacement is a pod of W that did not exist before the eviction.
 // When one is scheduled back onto the node its pod was evicted from, or into the same domain of a topology key the
 // move was meant to change, the move achieved nothing; `onLoop` is told once, and the caller holds W for the cooldown.
+import { isPendingForScheduler } from '../../model/pods.js';
 import type { NodeInfo, PodInfo } from '../../model/types.js';
 import type { Strategy } from '../../planner/types.js';
 import { ClusterCache, pdbWaitKey, workloadWaitKey, type PdbEntry } from '../clusterCache.js';
@@ -132,7 +133,7 @@ export async function waitForReplacement(
   if (replaced()) return { kind: 'replaced' };
   const fresh = replacements();
   // Unschedulable, or bound but never started (an image that does not pull): either way it cannot come back.
-  const pending = fresh.find((p) => p.phase === 'Pending');
+  const pending = fresh.find(isPendingForScheduler);
   if (pending !== undefined) return { kind: 'pending', replacement: pending };
   return { kind: 'not_ready', replacement: fresh.find((p) => !p.ready) };
 }

@@ -1,6 +1,7 @@
 // What each node has allocated as the plan changes it: requests summed per resource, the pod count, and cpu and
 // memory as the scheduler's scoring counts them (a container without requests counts 100m and 200Mi).
-import type { PodInfo } from '../../model/types.js';
+import { minorOf, type KubeVersion } from '../../model/kubeVersion.js';
+import type { PodInfo, Resources } from '../../model/types.js';
 
 export interface NodeUsage {
   readonly requested: Record<string, number>;
@@ -28,11 +29,23 @@ export function emptyUsage(): NodeUsage {
 }
 
 /** Adds (sign 1) or takes away (-1) a pod's requests. */
-export function addResources(usage: NodeUsage, pod: PodInfo, sign: 1 | -1): void {
-  const requests = pod.requests;
+/**
+ * What a pod holds on its node: its spec, or for a resized pod the larger of spec and status (PodInfo.held), read per
+ * container before 1.37 and per pod from 1.37, as that minor's resource helper reads it.
+ */
+export function heldOf(
+  pod: PodInfo,
+  version: KubeVersion,
+): { readonly requests: Resources; readonly nonZeroRequests: { readonly cpu: number; readonly memory: number } } {
+  const held = pod.held;
+  if (held === undefined) return { requests: pod.requests, nonZeroRequests: nonZeroRequests(pod) };
+  return minorOf(version) >= 37 ? held : held.byContainer;
+}
+
+export function addResources(usage: NodeUsage, pod: PodInfo, sign: 1 | -1, version: KubeVersion): void {
+  const { requests, nonZeroRequests: nonZero } = heldOf(pod, version);
   for (const name in requests) usage.requested[name] = (usage.requested[name] ?? 0) + sign * requests[name]!;
   usage.pods += sign;
-  const nonZero = nonZeroRequests(pod);
   usage.nonZeroCpu += sign * nonZero.cpu;
   usage.nonZeroMemory += sign * nonZero.memory;
 }

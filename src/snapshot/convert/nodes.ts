@@ -32,7 +32,21 @@ export function convertNode(raw: unknown): NodeInfo {
     ready: conditionTrue(status, 'Ready', 'status'),
     allocatable: internResources(resourceList(status, 'allocatable', 'status') ?? {}),
     images: nodeImages(status),
+    ...declaredFeatures(status),
   };
+}
+
+/** status.declaredFeatures (1.36+), sorted; nothing when the node declares none. */
+function declaredFeatures(status: Obj | undefined): { declaredFeatures?: readonly string[] } {
+  const list = getList(status, 'declaredFeatures', 'status');
+  if (list === undefined || list.length === 0) return {};
+  const names = list.map((n, i) => {
+    if (typeof n !== 'string') {
+      throw new FieldError(`status.declaredFeatures[${i}]`, `must be a string (got ${typeName(n)})`);
+    }
+    return intern(n);
+  });
+  return { declaredFeatures: names.sort() };
 }
 
 /** Image lists by their raw text: nodes of one pool report the same images, so they share one list. */

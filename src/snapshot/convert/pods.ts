@@ -22,7 +22,9 @@ import {
 import { hostPortsOf } from './hostPorts.js';
 import { controllerOwner, workloadOf } from './owners.js';
 import { evictAnnotationOf, protectedByOf, volumeFlags } from './podFlags.js';
+import { requiredNodeFeatures, resourceClaimNames, schedulingGated } from './podFeatures.js';
 import { podStatusSummary } from './podStatus.js';
+import { heldResources } from './resizedResources.js';
 import type { PriorityResolver } from './priorities.js';
 
 const PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
@@ -56,6 +58,10 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
   previous.podAffinityTerms(affinity, namespace, labels, rawLabels, cache.selectors);
 
   const health = podStatusSummary(status);
+  const held =
+    nodeName === undefined ? undefined : heldResources(spec, status, resources.requests, resources.nonZeroRequests);
+  const resourceClaims = resourceClaimNames(spec);
+  const features = requiredNodeFeatures(spec);
 
   return {
     uid: getString(meta, 'uid', 'metadata') || `${namespace}/${name}`,
@@ -74,6 +80,12 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     workload: workloadOf(owner, name, labels, cache.workloads),
     requests: resources.requests,
     nonZeroRequests: resources.nonZeroRequests,
+    fitNonZeroRequests: resources.fitNonZeroRequests,
+    // Undefined for nearly every pod; always present so every PodInfo has one shape (the converter's hot path).
+    held,
+    schedulingGated: schedulingGated(spec) || undefined,
+    resourceClaims,
+    requiredFeatures: features,
     images: containerImages(spec, cache),
     requiredNodeAffinity: previous.required,
     preferredNodeAffinity: previous.preferred,
@@ -101,24 +113,40 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
   };
 }
 
+/** The image references ImageLocality counts (1.35+): init containers, containers, then image volumes. */
+function imageReferences(spec: Obj | undefined): string[] | undefined {
+  let out: string[] | undefined;
+  for (const key of ['initContainers', 'containers'] as const) {
+    const list = spec?.[key];
+    if (!Array.isArray(list)) continue;
+    for (const c of list as unknown[]) {
+      const image = isObj(c) ? c['image'] : undefined;
+      (out ??= []).push(typeof image === 'string' ? image : '');
+    }
+  }
+  const volumes = spec?.['volumes'];
+  if (Array.isArray(volumes)) {
+    for (const v of volumes as unknown[]) {
+      const image = isObj(v) ? v['image'] : undefined;
+      if (isObj(image)) (out ??= []).push(typeof image['reference'] === 'string' ? image['reference'] : '');
+    }
+  }
+  return out;
+}
+
 /**
- * The images of spec.containers as ImageLocality looks them up in node.status.images: a name without a tag gets
+ * The images ImageLocality looks up in node.status.images, normalised as it does: a name without a tag gets
  * `:latest` (a digest or tag after the last `/` is kept). Replicas share the list.
  */
 function containerImages(spec: Obj | undefined, cache: ConversionCache): readonly string[] {
-  const list = spec?.['containers'];
-  if (!Array.isArray(list) || list.length === 0) return EMPTY;
-  let key = '';
-  for (const c of list as unknown[]) {
-    const image = isObj(c) ? c['image'] : undefined;
-    key += `${typeof image === 'string' ? image : ''}\u0000`;
-  }
+  const refs = imageReferences(spec);
+  if (refs === undefined) return EMPTY;
+  const key = refs.join('\u0000');
   const known = cache.images.get(key);
   if (known !== undefined) return known;
-  const images = (list as unknown[]).map((c) => {
-    const image = isObj(c) && typeof c['image'] === 'string' ? c['image'] : '';
-    return intern(image.lastIndexOf(':') <= image.lastIndexOf('/') ? `${image}:latest` : image);
-  });
+  const images = refs.map((image) =>
+    intern(image.lastIndexOf(':') <= image.lastIndexOf('/') ? `${image}:latest` : image),
+  );
   cache.images.set(key, images);
   return images;
 }

@@ -64,7 +64,8 @@ export class PreviousPod {
       spec !== undefined &&
       sameContainerResources(spec['containers'], p['containers']) &&
       sameContainerResources(spec['initContainers'], p['initContainers']) &&
-      sameJson(spec['overhead'], p['overhead'])
+      sameJson(spec['overhead'], p['overhead']) &&
+      sameJson(spec['resources'], p['resources'])
     ) {
       return this.resources;
     }

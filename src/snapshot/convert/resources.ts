@@ -45,7 +45,8 @@ function maxInto(target: Record<string, number>, source: Readonly<Record<string,
   }
 }
 
-interface ContainerResources {
+export interface ContainerResources {
+  readonly name: string;
   readonly requests: Record<string, number>;
   readonly limits: Record<string, number>;
   readonly restartable: boolean;
@@ -61,40 +62,81 @@ function containerResources(raw: unknown, path: string, init: boolean): Containe
   // API defaulting: a resource with a limit and no request is requested at its limit.
   for (const name in limits) if (requests[name] === undefined) requests[name] = limits[name]!;
   const restartable = init && getString(raw, 'restartPolicy', path) === 'Always';
-  return { requests, limits, restartable };
+  return { name: getString(raw, 'name', path) ?? '', requests, limits, restartable };
 }
 
 /**
- * Effective scheduling requests, as the scheduler's resource helpers compute them: regular containers and
- * restartable (sidecar) init containers run together, so they are summed; each ordinary init container runs alone
- * next to the sidecars started before it; the pod needs the larger of the two, per resource, plus spec.overhead.
+ * The containers' requests as the scheduler's resource helper aggregates them (component-helpers resource.PodRequests,
+ * 1.35–1.37): regular containers and restartable (sidecar) init containers run together, so they are summed; each
+ * ordinary init container runs alone next to the sidecars started before it; the pod needs the larger of the two, per
+ * resource. `extra` (per resource) is added to every container lacking that resource: the scoring's non-zero
+ * defaults. `pick` chooses a container's list: its spec, or what its status says was allocated (in-place resize).
  */
-function podRequests(
+export function aggregateRequests(
   containers: readonly ContainerResources[],
   initContainers: readonly ContainerResources[],
-  overhead: Record<string, number> | undefined,
-): Resources {
+  pick: (c: ContainerResources) => Readonly<Record<string, number>> | undefined = (c) => c.requests,
+  extra?: Readonly<Record<string, number>>,
+): Record<string, number> {
+  const own = (c: ContainerResources): Readonly<Record<string, number>> => {
+    const list = pick(c) ?? NONE;
+    if (extra === undefined) return list;
+    const out: Record<string, number> = Object.create(null) as Record<string, number>;
+    addInto(out, list);
+    for (const name in extra) if (out[name] === undefined) out[name] = extra[name]!;
+    return out;
+  };
   const sum: Record<string, number> = Object.create(null) as Record<string, number>;
-  for (const c of containers) addInto(sum, c.requests);
+  for (const c of containers) addInto(sum, own(c));
   if (initContainers.length > 0) {
     const sidecars: Record<string, number> = Object.create(null) as Record<string, number>;
     const initPeak: Record<string, number> = Object.create(null) as Record<string, number>;
     for (const c of initContainers) {
+      const r = own(c);
       if (c.restartable) {
-        addInto(sum, c.requests);
-        addInto(sidecars, c.requests);
+        addInto(sum, r);
+        addInto(sidecars, r);
         maxInto(initPeak, sidecars);
       } else {
         const alone: Record<string, number> = Object.create(null) as Record<string, number>;
-        addInto(alone, c.requests);
+        addInto(alone, r);
         addInto(alone, sidecars);
         maxInto(initPeak, alone);
       }
     }
     maxInto(sum, initPeak);
   }
+  return sum;
+}
+
+const NONE: Readonly<Record<string, number>> = Object.freeze(Object.create(null) as Record<string, number>);
+
+/** The resources pod-level spec.resources may set (1.34+ PodLevelResources): cpu, memory and hugepages. */
+function podLevelResource(name: string): boolean {
+  return name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
+}
+
+/**
+ * Pod-level requests when they set a resource the scheduler honours there; undefined otherwise (then the containers'
+ * sum alone counts).
+ */
+export function podLevelRequests(spec: Obj | undefined): Record<string, number> | undefined {
+  const resources = getObj(spec, 'resources', 'spec');
+  const requests = resourceList(resources, 'requests', 'spec.resources');
+  if (requests === undefined) return undefined;
+  for (const name in requests) if (podLevelResource(name)) return requests;
+  return undefined;
+}
+
+/** PodRequests' last two steps: pod-level values replace the containers' for the resources they set; overhead added. */
+export function withPodLevelAndOverhead(
+  sum: Record<string, number>,
+  podLevel: Readonly<Record<string, number>> | undefined,
+  overhead: Readonly<Record<string, number>> | undefined,
+): Record<string, number> {
+  if (podLevel !== undefined) for (const name in podLevel) if (podLevelResource(name)) sum[name] = podLevel[name]!;
   if (overhead !== undefined) addInto(sum, overhead);
-  return internResources(sum);
+  return sum;
 }
 
 /**
@@ -128,7 +170,7 @@ function computeQos(all: readonly ContainerResources[]): QosClass {
   return 'Burstable';
 }
 
-function containers(spec: Obj | undefined, key: 'containers' | 'initContainers'): ContainerResources[] {
+export function containers(spec: Obj | undefined, key: 'containers' | 'initContainers'): ContainerResources[] {
   const list = getList(spec, key, 'spec');
   if (list === undefined) return [];
   return list.map((c, i) => containerResources(c, `spec.${key}[${i}]`, key === 'initContainers'));
@@ -138,6 +180,7 @@ export interface PodResources {
   readonly requests: Resources;
   readonly qos: QosClass;
   readonly nonZeroRequests: { readonly cpu: number; readonly memory: number };
+  readonly fitNonZeroRequests: { readonly cpu: number; readonly memory: number } | undefined;
 }
 
 /** The scheduler's defaults for a container that requests no cpu or memory, used by its scoring only. */
@@ -145,26 +188,24 @@ export const NON_ZERO_CPU = 100;
 export const NON_ZERO_MEMORY = 200 * 1024 * 1024;
 
 /**
- * cpu and memory as kube-scheduler v1.26's scoring counts them (schedutil.GetNonzeroRequests): a container without
- * a cpu (memory) request counts 100m (200Mi), one set explicitly to 0 counts 0; the regular containers are summed,
- * the pod needs at least each init container's, plus the overhead.
+ * cpu and memory as the scheduler's scoring counts them (framework PodInfo.CalculateResource): the requests
+ * aggregated again with 100m cpu and 200Mi memory added to each container lacking them (one set explicitly to 0
+ * counts 0); with pod-level requests set, a default is added only for a resource neither the pod nor any container
+ * requests, and the pod-level values win.
  */
-function nonZeroRequests(
-  containers: readonly ContainerResources[],
-  initContainers: readonly ContainerResources[],
-  overhead: Record<string, number> | undefined,
+export function nonZeroOf(
+  regular: readonly ContainerResources[],
+  init: readonly ContainerResources[],
+  pick: ((c: ContainerResources) => Readonly<Record<string, number>> | undefined) | undefined,
+  podLevel: Readonly<Record<string, number>> | undefined,
+  overhead: Readonly<Record<string, number>> | undefined,
+  requests: Readonly<Record<string, number>>,
 ): { readonly cpu: number; readonly memory: number } {
-  let cpu = 0;
-  let memory = 0;
-  for (const c of containers) {
-    cpu += c.requests['cpu'] ?? NON_ZERO_CPU;
-    memory += c.requests['memory'] ?? NON_ZERO_MEMORY;
-  }
-  for (const c of initContainers) {
-    cpu = Math.max(cpu, c.requests['cpu'] ?? NON_ZERO_CPU);
-    memory = Math.max(memory, c.requests['memory'] ?? NON_ZERO_MEMORY);
-  }
-  return { cpu: cpu + (overhead?.['cpu'] ?? 0), memory: memory + (overhead?.['memory'] ?? 0) };
+  const extra: Record<string, number> = Object.create(null) as Record<string, number>;
+  if (podLevel === undefined || requests['cpu'] === undefined) extra['cpu'] = NON_ZERO_CPU;
+  if (podLevel === undefined || requests['memory'] === undefined) extra['memory'] = NON_ZERO_MEMORY;
+  const sum = withPodLevelAndOverhead(aggregateRequests(regular, init, pick, extra), podLevel, overhead);
+  return { cpu: sum['cpu'] ?? 0, memory: sum['memory'] ?? 0 };
 }
 
 function appendResourceList(key: string, list: unknown): string | undefined {
@@ -208,7 +249,10 @@ function rawResourcesKey(spec: Obj | undefined): string | undefined {
     }
     key += '|';
   }
-  return appendResourceList(key, spec?.['overhead']);
+  key = appendResourceList(key, spec?.['overhead']);
+  const podLevel = spec?.['resources'];
+  if (key === undefined || podLevel === undefined || podLevel === null) return key;
+  return isObj(podLevel) ? appendResourceList(`${key}P`, podLevel['requests']) : undefined;
 }
 
 /** The pod's requests and QoS, computed once per raw shape (`cache`, keyed by rawResourcesKey). */
@@ -219,10 +263,14 @@ export function podResources(spec: Obj | undefined, cache: BoundedCache<string, 
   const regular = containers(spec, 'containers');
   const init = containers(spec, 'initContainers');
   const overhead = resourceList(spec, 'overhead', 'spec');
+  const podLevel = podLevelRequests(spec);
+  const requests = withPodLevelAndOverhead(aggregateRequests(regular, init), podLevel, overhead);
   const value: PodResources = {
-    requests: podRequests(regular, init, overhead),
+    requests: internResources(requests),
     qos: computeQos(init.length === 0 ? regular : [...init, ...regular]),
-    nonZeroRequests: nonZeroRequests(regular, init, overhead),
+    nonZeroRequests: nonZeroOf(regular, init, undefined, podLevel, overhead, requests),
+    fitNonZeroRequests:
+      podLevel === undefined ? undefined : nonZeroOf(regular, init, undefined, undefined, overhead, requests),
   };
   if (key !== undefined) cache.set(key, value);
   return value;

@@ -8,6 +8,8 @@ import type { BoundedCache } from './boundedCache.js';
 import { EMPTY, getEnum, getList, getString, requireString } from './fields.js';
 
 const EFFECTS: readonly TaintEffect[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+/** Lt and Gt are accepted as the 1.35+ API stores them; they tolerate nothing while their gate is off (model/taints). */
+const OPERATORS: readonly string[] = ['', 'Equal', 'Exists', 'Lt', 'Gt'];
 
 export function taints(spec: Obj | undefined): readonly Taint[] {
   const list = getList(spec, 'taints', 'spec');
@@ -66,11 +68,11 @@ function validatedTolerations(list: readonly unknown[]): readonly Toleration[] {
     if (!isObj(raw)) throw new FieldError(path, `must be an object (got ${typeName(raw)})`);
     const key = getString(raw, 'key', path) ?? '';
     const rawOperator = getString(raw, 'operator', path) ?? '';
-    if (rawOperator !== '' && rawOperator !== 'Equal' && rawOperator !== 'Exists') {
-      throw new FieldError(`${path}.operator`, `must be Equal or Exists (got ${JSON.stringify(rawOperator)})`);
+    if (!OPERATORS.includes(rawOperator)) {
+      throw new FieldError(`${path}.operator`, `must be Equal, Exists, Lt or Gt (got ${JSON.stringify(rawOperator)})`);
     }
     // An empty operator means Equal (API default).
-    const operator = rawOperator === 'Exists' ? 'Exists' : 'Equal';
+    const operator = rawOperator === '' ? 'Equal' : (rawOperator as Toleration['operator']);
     const value = getString(raw, 'value', path) ?? '';
     if (operator === 'Exists' && value !== '')
       throw new FieldError(`${path}.value`, 'must be empty when operator is Exists');

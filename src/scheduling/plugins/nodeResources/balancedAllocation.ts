@@ -1,6 +1,7 @@
-// NodeResourcesBalancedAllocation (kube-scheduler v1.26): a node scores 100 × (1 − the standard deviation of its
-// resources' requested fractions with the pod added), on real requests, over the args' resources (default cpu and
-// memory). Score only.
+// NodeResourcesBalancedAllocation (noderesources/balanced_allocation.go), per minor: a node scores by how evenly the
+// pod leaves its resources' requested fractions (1 − their standard deviation), on real requests, over the args'
+// resources (default cpu and memory). Score only.
+import { minorOf, NEWEST_KUBE_VERSION, type KubeVersion } from '../../../model/kubeVersion.js';
 import type { PodInfo } from '../../../model/types.js';
 import type { ScorePlugin } from '../../framework/interface.js';
 import { MAX_NODE_SCORE } from '../../framework/normalize.js';
@@ -9,11 +10,13 @@ import { allocatableAndRequested, nodeLoad, pair, type NodeLoad } from './resour
 
 const fractions: number[] = [];
 
-export function balancedScore(load: NodeLoad, pod: PodInfo, resources: readonly ResourceWeight[]): number {
+/** 100 × (1 − the standard deviation of the resources' fractions), with the pod (`withPod`) or without it. */
+function balance(load: NodeLoad, pod: PodInfo, resources: readonly ResourceWeight[], withPod: boolean): number {
   fractions.length = 0;
   for (const { name } of resources) {
     if (!allocatableAndRequested(name, load, pod, false)) continue;
-    fractions.push(Math.min(1, pair.requested / pair.allocatable));
+    const requested = withPod ? pair.requested : pair.requested - (pod.requests[name] ?? 0);
+    fractions.push(Math.min(1, requested / pair.allocatable));
   }
   let std = 0;
   if (fractions.length === 2) {
@@ -26,6 +29,25 @@ export function balancedScore(load: NodeLoad, pod: PodInfo, resources: readonly 
   return Math.trunc((1 - std) * MAX_NODE_SCORE);
 }
 
+/**
+ * 1.35–1.37 skip the plugin for a pod requesting none of the scored resources (every node 0, a best-effort pod would
+ * otherwise pile onto one node). 1.35 scores the node's balance with the pod; from 1.36 the score is the change the
+ * pod makes to it, 50 + (50 + with − without) / 2 in integers, so a node the pod balances better wins over one already
+ * balanced.
+ */
+export function balancedScore(
+  load: NodeLoad,
+  pod: PodInfo,
+  resources: readonly ResourceWeight[] = DEFAULT_BALANCED_RESOURCES,
+  version: KubeVersion = NEWEST_KUBE_VERSION,
+): number {
+  if (resources.every(({ name }) => (pod.requests[name] ?? 0) === 0)) return 0;
+  const withPod = balance(load, pod, resources, true);
+  if (minorOf(version) < 36) return withPod;
+  const half = MAX_NODE_SCORE / 2;
+  return half + Math.trunc((half + withPod - balance(load, pod, resources, false)) / 2);
+}
+
 export const balancedAllocation: ScorePlugin = {
   name: 'NodeResourcesBalancedAllocation',
   preScore: ({ state, profile, pod, evicted }) => ({
@@ -34,7 +56,7 @@ export const balancedAllocation: ScorePlugin = {
       const resources = profile.balancedResources ?? DEFAULT_BALANCED_RESOURCES;
       for (let k = 0; k < feasible.length; k++) {
         const index = feasible[k]!;
-        out[k] = balancedScore(nodeLoad(state, index, nodes[index]!, evicted.gone), pod, resources);
+        out[k] = balancedScore(nodeLoad(state, index, nodes[index]!, evicted.gone), pod, resources, state.kubeVersion);
       }
     },
   }),

@@ -2,6 +2,7 @@
 // with the evicted pod's share freed once it is gone — and the score by the configured strategy (args.ts).
 import type { FilterPlugin, ScorePlugin } from '../../framework/interface.js';
 import { fitIgnores } from './args.js';
+import { heldOf } from '../../state/nodeUsage.js';
 import { fitScore, nodeLoad } from './resourceAllocation.js';
 
 export const nodeResourcesFitFilter: FilterPlugin = {
@@ -24,7 +25,8 @@ export const nodeResourcesFitFilter: FilterPlugin = {
           if (name === 'cpu' || name === 'memory' || name === 'ephemeral-storage') continue;
           return `node has no ${name}`;
         }
-        const used = (usage.requested[name] ?? 0) - (freed?.requests[name] ?? 0);
+        const used =
+          (usage.requested[name] ?? 0) - (freed ? (heldOf(freed, state.kubeVersion).requests[name] ?? 0) : 0);
         if (used + amount > cap) return `insufficient ${name}`;
       }
       return undefined;

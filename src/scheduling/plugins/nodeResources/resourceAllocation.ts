@@ -6,7 +6,7 @@
 import type { NodeInfo, PodInfo, Resources } from '../../../model/types.js';
 import type { ClusterState, Placed } from '../../clusterState.js';
 import { MAX_NODE_SCORE } from '../../framework/normalize.js';
-import { nonZeroRequests } from '../../state/nodeUsage.js';
+import { heldOf, nonZeroRequests } from '../../state/nodeUsage.js';
 import type { FitScoring, ResourceWeight } from './args.js';
 
 /** What is on a node for scoring: its allocatable, real requests and non-zero cpu/memory, replacement excluded. */
@@ -30,11 +30,13 @@ export function allocatableAndRequested(name: string, load: NodeLoad, pod: PodIn
   const allocatable = load.allocatable[name] ?? 0;
   let podRequest: number;
   let nodeRequested: number;
+  // Fit's scorer is built without the PodLevelResources flag in 1.35–1.37 (fit.go sets it on the plugin, not on its
+  // resourceAllocationScorer), so the pod being scored counts its containers, not its pod-level requests.
   if (nonZero && name === 'cpu') {
-    podRequest = nonZeroRequests(pod).cpu;
+    podRequest = (pod.fitNonZeroRequests ?? nonZeroRequests(pod)).cpu;
     nodeRequested = load.nonZeroCpu;
   } else if (nonZero && name === 'memory') {
-    podRequest = nonZeroRequests(pod).memory;
+    podRequest = (pod.fitNonZeroRequests ?? nonZeroRequests(pod)).memory;
     nodeRequested = load.nonZeroMemory;
   } else {
     podRequest = pod.requests[name] ?? 0;
@@ -130,8 +132,8 @@ export function nodeLoad(state: ClusterState, index: number, node: NodeInfo, gon
     return scratch;
   }
   for (const k in freedRequests) delete freedRequests[k];
-  for (const k in usage.requested) freedRequests[k] = usage.requested[k]! - (gone.pod.requests[k] ?? 0);
-  const nonZero = nonZeroRequests(gone.pod);
+  const { requests: held, nonZeroRequests: nonZero } = heldOf(gone.pod, state.kubeVersion);
+  for (const k in usage.requested) freedRequests[k] = usage.requested[k]! - (held[k] ?? 0);
   scratch.requested = freedRequests;
   scratch.nonZeroCpu = usage.nonZeroCpu - nonZero.cpu;
   scratch.nonZeroMemory = usage.nonZeroMemory - nonZero.memory;

@@ -37,6 +37,9 @@ const PER_POD_LABELS = [
   'statefulset.kubernetes.io/pod-name',
   'controller-revision-hash',
   'apps.kubernetes.io/pod-index',
+  // Copied from its node at binding by the PodTopologyLabels admission (beta, on since 1.35): per pod.
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
 ];
 const DEFAULTED_OWNERS = new Set(['ReplicaSet', 'ReplicationController', 'StatefulSet']);
 
