@@ -117,6 +117,14 @@ export class WatchEventError extends Error {
   }
 }
 
+function retryAfterOf(err: unknown): number | undefined {
+  const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
+}
+
+/** Longest server Retry-After a restarting informer waits. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
 /** An error that means "list again": 410 Gone as an HTTP status or in an ERROR event. */
 const isGone = (err: unknown): boolean => statusCode(err) === 410;
 
@@ -362,7 +370,8 @@ export class SupervisedInformer<T> {
       this.backoff.reset();
     }
     this.lastFailureAt = now;
-    const delay = this.backoff.next();
+    // The server's Retry-After on a refused watch (priority and fairness) is a floor under the backoff.
+    const delay = Math.max(this.backoff.next(), retryAfterOf(err) ?? 0);
     const fields = {
       err: err instanceof Error ? err.message : String(err),
       status: statusCode(err),

@@ -16,33 +16,33 @@
 // When leadership is lost (`fenceSignal`), every eviction not yet written is withdrawn at once: no eviction waits in
 // a queue that outlives the renew deadline.
 //
-// Events are sent at low priority on the same bucket (rateLimiter.ts): they never delay an eviction.
+// The request policy (requestPolicy.ts) decides priority and retries: Events and status writes go at low priority
+// on the same bucket (rateLimiter.ts), so they never delay an eviction; a 429 with Retry-After is retried for any
+// request but an eviction (whose retries are the executor's alone), a 5xx with Retry-After and a reused connection
+// found closed only for idempotent ones. A PodDisruptionBudget's refusal (429 with a DisruptionBudget cause) is an
+// answer, not a throttle, handed to the executor untouched.
 //
-// Deadlines: every request has one, counted from the call (queueing for a socket included); when it passes, the
-// request is destroyed and its socket freed. Callers may pass their own signal (the Lease calls do).
-//
-// Throttling answers: a 429 carrying Retry-After that is not a PodDisruptionBudget refusal (API priority and
-// fairness, max-in-flight) delays that request only, for the time the server named (capped, with jitter), and sends
-// it again (bounded), as client-go's rest client does; other requests carry on. An eviction refused by a budget (429
-// with a DisruptionBudget cause, which may also carry Retry-After while the budget's status is stale) is handed to
-// the executor untouched: it is an answer, not a throttle.
+// Deadlines: every request has one, counted from the call: the wait for a token, for a socket and for a Retry-After
+// all count. When it passes, the request is destroyed and its socket freed. Callers may pass their own signal (the
+// Lease calls do).
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { createInterface } from 'node:readline';
 import type { Credentials } from './credentials.js';
-import { RequestEndedError, requestText, type TextAnswer } from './httpRequest.js';
+import { RequestEndedError, requestText, StaleConnectionError, type TextAnswer } from './httpRequest.js';
 import { systemClock, type Clock } from '../clock.js';
-import { hasDisruptionBudgetCause, retryAfterMs, statusOf } from './evictionErrors.js';
-import type { RateLimiter } from './rateLimiter.js';
+import { retryAfterMs, statusOf } from './evictionErrors.js';
+import type { RateLimiter, RequestPriority } from './rateLimiter.js';
+import { isEviction, isIdempotent, priorityOf, retryWaitMs } from './requestPolicy.js';
 
 /** Called when the server throttled a request and the limiter paused (for logs and tests). */
-export type ThrottleListener = (info: { url: string; retryAfterMs: number }) => void;
+export type ThrottleListener = (info: { url: string; retryAfterMs: number; status: number }) => void;
 
 export interface LimitedHttpOptions {
   readonly limiter: RateLimiter;
   readonly clock: Clock;
-  /** Times a throttled (429 + Retry-After) request is sent again before its answer is returned (default 5). */
+  /** Times a request answered with Retry-After (requestPolicy.ts) is sent again before the answer is returned (default 5). */
   readonly maxThrottleRetries?: number;
   readonly userAgent?: string;
   readonly onThrottle?: ThrottleListener;
@@ -73,9 +73,6 @@ export class FencedError extends Error {
     this.name = 'FencedError';
   }
 }
-
-/** policy/v1 Eviction subresource of a pod. */
-const EVICTION_PATH = /\/pods\/[^/]+\/eviction$/;
 
 const AGENT_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
 
@@ -136,8 +133,6 @@ export interface KubeRequest {
 
 export type KubeAnswer = TextAnswer;
 
-/** Event writes (core/v1 events, a collection or one Event): sent at low priority, after any other waiting request. */
-const EVENTS_PATH = /\/events(\/[^/]+)?$/;
 /** An answer that takes longer than this is aborted (a hung connection must not hold an eviction slot for ever). */
 const REQUEST_TIMEOUT_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 30_000;
@@ -171,27 +166,55 @@ export class KubeTransport {
   /** The answer, whatever its status; throws only when there was none (network, deadline) or the eviction was fenced. */
   async request(req: KubeRequest): Promise<KubeAnswer> {
     const pathname = req.path.split('?')[0]!;
-    const priority = EVENTS_PATH.test(pathname) ? 'low' : 'normal';
-    const fenced = this.opts.fence !== undefined && EVICTION_PATH.test(pathname);
+    const what = `${req.method} ${pathname}`;
+    const priority = priorityOf(req.method, pathname);
+    const fenced = this.opts.fence !== undefined && isEviction(pathname);
     const maxRetries = this.opts.maxThrottleRetries ?? 5;
     const url = `${this.server}${req.path}`;
+    const clock = this.opts.clock;
+    const timeoutMs = this.opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    const startedAt = clock.now();
+    const random = this.opts.random ?? Math.random;
     for (let attempt = 0; ; attempt++) {
       const fenceSignal = fenced ? this.opts.fenceSignal?.() : undefined;
-      const waitSignal = anySignal(fenceSignal, req.signal);
-      await this.opts.limiter.acquire(waitSignal, priority);
+      await this.token(priority, timeoutMs - (clock.now() - startedAt), anySignal(fenceSignal, req.signal));
       if (req.signal?.aborted === true) throw abortError(req.signal, url);
       if (fenced && (fenceSignal?.aborted === true || this.opts.fence?.() === false)) throw new FencedError(url);
-      const answer = await this.send(req, fenced, fenceSignal, url);
-      if (answer.status !== 429) return answer;
-      const status = statusOf(answer.text);
-      const wait = retryAfterMs(answer.headers, status, this.opts.clock.wall());
-      if (wait === undefined || attempt >= maxRetries || hasDisruptionBudgetCause(status)) return answer;
-      const random = this.opts.random ?? Math.random;
+      const left = timeoutMs - (clock.now() - startedAt);
+      if (left <= 0) {
+        throw new RequestEndedError(`${what}: no answer within ${timeoutMs / 1000} s (waiting to be sent)`, false);
+      }
+      const answer = await this.send(req, fenced, fenceSignal, url, left);
+      const wait = retryWaitMs(req.method, pathname, answer, clock.wall());
+      if (wait === undefined || attempt >= maxRetries) return answer;
       const delay = Math.round(
         Math.min(wait, this.opts.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS) * (1 + RETRY_JITTER * random()),
       );
-      this.opts.onThrottle?.({ url, retryAfterMs: delay });
-      await this.opts.clock.sleep(delay, waitSignal);
+      // The deadline counts from the call: a retry that could not end within it is not made, the answer in hand is
+      // the truth.
+      if (clock.now() - startedAt + delay >= timeoutMs) return answer;
+      this.opts.onThrottle?.({ url, retryAfterMs: delay, status: answer.status });
+      await clock.sleep(delay, anySignal(fenceSignal, req.signal));
+    }
+  }
+
+  /**
+   * A token from the limiter within `leftMs`: at once when one is there; otherwise the wait is bounded by the
+   * deadline (a request that could not be sent in time ends without a token).
+   */
+  private async token(priority: RequestPriority, leftMs: number, signal: AbortSignal | undefined): Promise<void> {
+    const { limiter, clock } = this.opts;
+    if (limiter.tryAcquire(priority)) return;
+    const deadline = new AbortController();
+    const stop = new AbortController();
+    const startedAt = clock.now();
+    void clock.sleep(Math.max(0, leftMs), stop.signal).then(() => {
+      if (!stop.signal.aborted && clock.now() - startedAt >= leftMs) deadline.abort();
+    });
+    try {
+      await limiter.acquire(anySignal(signal, deadline.signal), priority);
+    } finally {
+      stop.abort();
     }
   }
 
@@ -237,29 +260,39 @@ export class KubeTransport {
     fenced: boolean,
     fenceSignal: AbortSignal | undefined,
     url: string,
+    timeoutMs: number,
   ): Promise<KubeAnswer> {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const { url: target, options } = await this.options(
-      req.method,
-      req.path,
-      body === undefined ? {} : { 'Content-Type': req.contentType ?? 'application/json' },
-    );
     const fence = this.opts.fence;
-    return requestText(target, options, body, {
-      timeoutMs: this.opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
-      ...(req.signal !== undefined ? { signal: req.signal } : {}),
-      ...(this.opts.maxResponseBytes !== undefined ? { maxBytes: this.opts.maxResponseBytes } : {}),
-      ...(fenced
-        ? {
-            ...(fenceSignal !== undefined ? { withdraw: fenceSignal } : {}),
-            beforeWrite: () => (fence?.() === false ? new FencedError(url) : undefined),
-          }
-        : {}),
-    }).catch((err: unknown) => {
-      // Withdrawn by the fence before it was written: fenced, not a network failure.
-      if (err instanceof RequestEndedError && !err.written && fenceSignal?.aborted === true) throw new FencedError(url);
-      throw err;
-    });
+    const started = this.opts.clock.now();
+    for (let resent = false; ; resent = true) {
+      const { url: target, options } = await this.options(
+        req.method,
+        req.path,
+        body === undefined ? {} : { 'Content-Type': req.contentType ?? 'application/json' },
+      );
+      try {
+        return await requestText(target, options, body, {
+          timeoutMs: Math.max(1, timeoutMs - (this.opts.clock.now() - started)),
+          ...(req.signal !== undefined ? { signal: req.signal } : {}),
+          ...(this.opts.maxResponseBytes !== undefined ? { maxBytes: this.opts.maxResponseBytes } : {}),
+          ...(fenced
+            ? {
+                ...(fenceSignal !== undefined ? { withdraw: fenceSignal } : {}),
+                beforeWrite: () => (fence?.() === false ? new FencedError(url) : undefined),
+              }
+            : {}),
+        });
+      } catch (err) {
+        // Withdrawn by the fence before it was written: fenced, not a network failure.
+        if (err instanceof RequestEndedError && !err.written && fenceSignal?.aborted === true) {
+          throw new FencedError(url);
+        }
+        // A pooled connection the server had closed: an idempotent request is sent once more, on a new one.
+        if (err instanceof StaleConnectionError && !resent && isIdempotent(req.method)) continue;
+        throw err;
+      }
+    }
   }
 }
 
@@ -297,13 +330,19 @@ export interface LimitedWatchOptions {
 export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 150_000;
 
-/** An error answer to a watch request; `statusCode` 410 tells the informer to list again. */
+/**
+ * An error answer to a watch request; `statusCode` 410 tells the informer to list again. The Status message is kept
+ * (it says why: a missing grant, a priority-and-fairness rejection) and so is the server's Retry-After, which the
+ * informer waits at least before it tries again.
+ */
 export class WatchStatusError extends Error {
   constructor(
     readonly statusCode: number,
     path: string,
+    detail = '',
+    readonly retryAfterMs: number | undefined = undefined,
   ) {
-    super(`watch ${path}: HTTP ${statusCode}`);
+    super(`watch ${path}: HTTP ${statusCode}${detail !== '' ? `: ${detail}` : ''}`);
     this.name = 'WatchStatusError';
   }
 }
@@ -371,8 +410,19 @@ export class LimitedWatch {
       const request = client.request(url, options, (res) => {
         res.on('error', finish);
         if (res.statusCode !== 200) {
-          res.resume();
-          finish(new WatchStatusError(res.statusCode ?? 0, path));
+          // A short error body (a Status) is read for its message; a long one is cut, the watch ends either way.
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            if ((size += chunk.length) <= 64 * 1024) chunks.push(chunk);
+          });
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = statusOf(text);
+            const message = typeof status?.message === 'string' ? status.message : '';
+            const wall = (this.opts.clock ?? systemClock).wall();
+            finish(new WatchStatusError(res.statusCode ?? 0, path, message, retryAfterMs(res.headers, status, wall)));
+          });
           return;
         }
         res.socket.setKeepAlive(true, 30_000);
