@@ -2,7 +2,7 @@
 // reviews pass a bounded gate where tokens seen authenticated go first and a full queue answers 503 at once, and a
 // check that cannot finish within its deadline (shorter than Prometheus's 10 s scrape timeout) answers 503. The
 // review API here is a fake behind the real token bucket the operator gives the reviews (5 qps, burst 10).
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type X509Certificate } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
 import { createDelegatingAuth, type AuthReviewApi } from '../../src/metrics/delegatingAuth.js';
-import { authenticatedHandler } from '../../src/metrics/secureServing.js';
+import { authenticatedHandler, createSecureServer } from '../../src/metrics/secureServing.js';
+import { connect } from 'node:tls';
 
 const PROMETHEUS = 'system:serviceaccount:monitoring:prometheus';
 const bearer = (token: string): IncomingMessage =>
@@ -144,9 +145,6 @@ describe('metrics authentication under a flood of random tokens', () => {
 
 describe('the self-signed serving certificate', () => {
   it('is backdated an hour and made anew, while the server runs, once a third of its year is left', async () => {
-    const { X509Certificate } = await import('node:crypto');
-    const { connect } = await import('node:tls');
-    const { createSecureServer } = await import('../../src/metrics/secureServing.js');
     const start = Date.parse('2026-03-01T00:00:00Z');
     let now = start;
     const secure = createSecureServer({
@@ -158,7 +156,7 @@ describe('the self-signed serving certificate', () => {
     servers.push({ close: () => (secure.stopWatching(), secure.server.close()) });
     await new Promise<void>((resolve) => secure.server.listen(0, '127.0.0.1', resolve));
     const port = (secure.server.address() as AddressInfo).port;
-    const served = (): Promise<InstanceType<typeof X509Certificate>> =>
+    const served = (): Promise<X509Certificate> =>
       new Promise((resolve, reject) => {
         const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
           const x = socket.getPeerX509Certificate()!;
