@@ -3,7 +3,8 @@
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { findCredentials, loadCredentials, NO_CREDENTIALS, processEnvironment } from '../kube/kubeconfig.js';
-import { kubeGetter, readCluster, readUsageMetrics, type Getter } from '../live/read.js';
+import { readLiveSnapshot } from '../live/liveSnapshot.js';
+import { kubeGetter, readUsageMetrics, type Getter } from '../live/read.js';
 import type { ClusterSnapshot } from '../model/types.js';
 import { planCycle } from '../planner/plan.js';
 import { simulate } from '../planner/simulate.js';
@@ -13,7 +14,7 @@ import type { Policy } from '../policy/types.js';
 import type { SchedulerProfile } from '../scheduling/profile.js';
 import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import { STRATEGIES } from '../strategies/registry.js';
-import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
+import { loadSnapshotFile, type LoadResult } from '../snapshot/load.js';
 import { snapshotWarnings } from '../snapshot/sanity.js';
 import { positiveInt } from './args.js';
 import { createProgress, type Progress } from './progress.js';
@@ -44,7 +45,7 @@ async function readLive(
   opts: OfflineOptions,
   io: OfflineIo,
   progress: Progress,
-): Promise<LoadResult & { readonly get: Getter }> {
+): Promise<LoadResult & { readonly get: Getter & { close(): void } }> {
   const source = findCredentials(opts.kubeconfig, processEnvironment());
   if (source === undefined) {
     throw new InputError(
@@ -57,16 +58,18 @@ async function readLive(
   const kc = await loadCredentials(source, opts.context);
   const name = `context ${kc.getCurrentContext()}`;
   const get = kubeGetter(kc);
-  const raw = await readCluster(get, {
-    warn: (line) => io.stderr(`${line}\n`),
-    progress: (kind, count) => progress.update(`${name}: read ${count.toLocaleString('en-US')} ${kind}s`),
-  });
-  const loaded = snapshotFromObjects([raw], {
-    file: name,
-    warn: (line) => io.stderr(`${line}\n`),
-    progress: (text) => progress.update(text),
-  });
-  return { ...loaded, get };
+  // Each page is converted as it arrives: the raw objects of the cluster are never all held at once.
+  try {
+    const loaded = await readLiveSnapshot(get, {
+      file: name,
+      warn: (line) => io.stderr(`${line}\n`),
+      progress: (kind, count) => progress.update(`${name}: read ${count.toLocaleString('en-US')} ${kind}s`),
+    });
+    return { ...loaded, get };
+  } catch (err) {
+    get.close();
+    throw err;
+  }
 }
 
 /**
@@ -91,7 +94,7 @@ export async function loadInputs(
     opts.schedulerConfig === undefined
       ? undefined
       : loadSchedulerConfig(opts.schedulerConfig, (line) => io.stderr(`${line}\n`));
-  const loaded: LoadResult & { readonly get?: Getter } =
+  const loaded: LoadResult & { readonly get?: Getter & { close(): void } } =
     opts.snapshot !== undefined
       ? loadSnapshotFile(opts.snapshot, {
           warn: (line) => io.stderr(`${line}\n`),
@@ -121,6 +124,8 @@ export async function loadInputs(
     const metrics = await readUsageMetrics(loaded.get, (ns, name) => where.get(`${ns}/${name}`), snapshot.now);
     snapshot = { ...snapshot, metrics };
   }
+  // The live reads are done: the pooled connections would otherwise hold the process open.
+  loaded.get?.close();
   return { snapshot, policy, schedulerProfile };
 }
 

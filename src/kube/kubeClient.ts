@@ -106,6 +106,14 @@ class AgentPool {
   }
 }
 
+/** The kubeconfig's credentials could not be applied (an exec plugin failed, a file is unreadable). */
+export class CredentialsError extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'CredentialsError';
+  }
+}
+
 /** A non-2xx answer, shaped as client-node's ApiException (`code`, `body` text, `headers`), which callers read. */
 export class ApiError extends Error {
   constructor(
@@ -243,7 +251,11 @@ export class KubeTransport {
         ...headers,
       },
     };
-    await this.credentials.applyToHTTPSOptions(options);
+    try {
+      await this.credentials.applyToHTTPSOptions(options);
+    } catch (err) {
+      throw new CredentialsError(err);
+    }
     // client-node's KubeConfig sets a new agent on every request: a plain one is swapped for the pooled agent of the
     // same TLS options, a proxy agent is kept.
     const given = options.agent;

@@ -192,6 +192,41 @@ describe('plan --kubeconfig against the test API server', () => {
     expect([...verbs]).toEqual(['list']);
   });
 
+  it('completes when the API server answers 429 and 503 with Retry-After (waited out, as the operator does)', async () => {
+    const served = await serveExample(true);
+    server = served.server;
+    const saved = await run('plan', '--snapshot', 'examples/zone-skew.yaml');
+    const mark = server.stats.mark();
+    server.faults.failNext({ verb: 'list', resource: 'pods', status: 429, retryAfterSeconds: 1, count: 1 });
+    server.faults.failNext({ verb: 'list', resource: 'nodes', status: 503, retryAfterSeconds: 1, count: 1 });
+    const live = await run('plan', '--kubeconfig', served.kubeconfig);
+    expect(live.err).toBe('');
+    expect(live.code).toBe(0);
+    expect(JSON.parse(live.out)).toEqual(JSON.parse(saved.out));
+    const pods = server.stats.requests({ verb: 'list', resource: 'pods' }, mark);
+    expect(pods.map((r) => r.code)).toEqual([429, 200]);
+    expect(pods[1]!.time - pods[0]!.time).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('lists again from the start, more than once, when continue tokens expire (410)', async () => {
+    let expired = 0;
+    const items = pods(7);
+    const get: Getter = (path) => {
+      const url = new URL(path, 'http://x');
+      const start = Number(url.searchParams.get('continue') ?? '0');
+      if (start > 0 && expired < 3) {
+        expired++;
+        return Promise.resolve({ status: 410, body: { kind: 'Status', reason: 'Expired' } });
+      }
+      const end = Math.min(items.length, start + 2);
+      const metadata = end < items.length ? { continue: String(end) } : {};
+      return Promise.resolve({ status: 200, body: { metadata, items: items.slice(start, end) } });
+    };
+    const listed = await listKind(get, PODS, { pageSize: 2 });
+    expect(listed).toHaveLength(7);
+    expect(expired).toBe(3);
+  });
+
   it('simulate -o table through the live cluster matches the saved one', async () => {
     const served = await serveExample(true);
     server = served.server;
