@@ -55,7 +55,7 @@ async function readLive(
       `not given, and no live cluster to read: ${NO_CREDENTIALS}`,
     );
   }
-  const kc = await loadCredentials(source, opts.context);
+  const kc = await loadCredentials(source, opts.context, process.env, (line) => io.stderr(`${line}\n`));
   const name = `context ${kc.getCurrentContext()}`;
   const get = kubeGetter(kc);
   // Each page is converted as it arrives: the raw objects of the cluster are never all held at once.

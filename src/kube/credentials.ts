@@ -17,7 +17,7 @@
 // is an error; in a pod, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be set. Credentials are never
 // sent in clear text: a token, a password or a plugin's credential with an http:// server is refused, except to a
 // loopback address (a local test server).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type * as https from 'node:https';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { load as parseYaml } from 'js-yaml';
@@ -412,8 +412,15 @@ export async function loadKubeconfig(
   context: string | undefined,
   name: string,
   env: NodeJS.ProcessEnv = process.env,
+  missing?: (path: string) => void,
 ): Promise<LoadedKubeconfig> {
-  const files = paths.map((path) => ({ path, doc: readKubeconfig(path) }));
+  // With `missing` (the files of $KUBECONFIG), a file that does not exist is reported and skipped, as kubectl skips
+  // it; the merge needs at least one. Without it (--kubeconfig, ~/.kube/config) a missing file is an error.
+  const present = missing === undefined ? paths : paths.filter((path) => existsSync(path) || (missing(path), false));
+  if (present.length === 0) {
+    throw new InputError(name, undefined, undefined, 'cannot load the kubeconfig: none of its files exists');
+  }
+  const files = present.map((path) => ({ path, doc: readKubeconfig(path) }));
   const k: Kubeconfigs = {
     files,
     contexts: merged(files, 'contexts', 'context'),

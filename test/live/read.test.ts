@@ -140,6 +140,18 @@ describe('loadCredentials', () => {
     expect((await loadCredentials({ kind: 'flag', path }, context)).getCurrentCluster()?.server).toBe(server);
   });
 
+  it('a missing file in $KUBECONFIG is reported and skipped, as kubectl skips it; none at all is bad input', async () => {
+    const path = join(dir, 'kc-present');
+    writeFileSync(path, kubeconfig('two'));
+    const gone = join(dir, 'kc-gone');
+    const warnings: string[] = [];
+    const kc = await loadCredentials({ kind: 'env', paths: [gone, path] }, undefined, {}, (l) => warnings.push(l));
+    expect(kc.getCurrentCluster()?.server).toBe('http://127.0.0.1:2');
+    expect(warnings).toEqual([`warning: $KUBECONFIG names ${gone}, which does not exist; skipped`]);
+    await expect(loadCredentials({ kind: 'env', paths: [gone] }, undefined, {})).rejects.toThrow(/none of its files/);
+    await expect(loadCredentials({ kind: 'flag', path: gone }, undefined, {})).rejects.toThrow(/cannot load/);
+  });
+
   it.each([
     ['an unknown --context', 'one', 'three', /has no context "three" \(it has: one, two\)/],
     ['no current context', '', undefined, /current-context: is not set/],
