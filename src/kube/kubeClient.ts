@@ -100,6 +100,29 @@ class AgentPool {
     return pooled;
   }
 
+  /**
+   * One pooled agent per proxy and TLS options, for the proxy agent client-node built for this one request (it
+   * builds a new one, without keep-alive, on every call: a CONNECT and a TLS handshake per request). The pooled agent
+   * is of the same class, made with keep-alive and the pool's limit; the per-request one is dropped.
+   */
+  forProxy(given: http.Agent, options: https.RequestOptions, secure: boolean): http.Agent {
+    const proxy: unknown = (given as { proxy?: unknown }).proxy;
+    if (!(proxy instanceof URL)) return given;
+    const hash = createHash('sha256').update(`${given.constructor.name}\u0000${proxy.href}\u0000${String(secure)}`);
+    const o = options as Record<string, unknown>;
+    for (const key of AGENT_KEYS) hash.update(`\u0000${key}=${String(o[key])}`);
+    const id = hash.digest('hex');
+    let pooled = this.agents.get(id);
+    if (pooled === undefined) {
+      const settings: Record<string, unknown> = { keepAlive: this.keepAlive, maxSockets: this.maxSockets, proxy };
+      for (const key of AGENT_KEYS) if (o[key] !== undefined) settings[key] = o[key];
+      pooled = new (given.constructor as new (o: Record<string, unknown>) => http.Agent)(settings);
+      this.agents.set(id, pooled);
+    }
+    if (pooled !== given) given.destroy();
+    return pooled;
+  }
+
   destroy(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
@@ -257,13 +280,14 @@ export class KubeTransport {
       throw new CredentialsError(err);
     }
     // client-node's KubeConfig sets a new agent on every request: a plain one is swapped for the pooled agent of the
-    // same TLS options, a proxy agent is kept.
+    // same TLS options, a proxy agent for the pooled one of the same proxy.
     const given = options.agent;
     const plain =
       given === undefined ||
       given === null ||
       (given instanceof http.Agent && (given.constructor === http.Agent || given.constructor === https.Agent));
     if (plain) options.agent = pool.forRequest(options, url.protocol === 'https:');
+    else if (given instanceof http.Agent) options.agent = pool.forProxy(given, options, url.protocol === 'https:');
     return { url, options };
   }
 
