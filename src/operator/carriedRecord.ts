@@ -6,7 +6,15 @@
 // what this replica counted and did not write added back, and cooldowns are the union (the later deadline wins).
 // The state is then written at once (PolicyController.startedLeading). A policy recreated under the same name (a new
 // uid) takes nothing.
-import type { PolicyState } from './cycle.js';
+
+/** What of a policy's leader state (cycle.ts's PolicyState) is carried; named here so this module imports nothing. */
+export interface CarriedState<C extends { readonly until: number }> {
+  readonly uid: string;
+  readonly deleted: boolean;
+  readonly cooldowns: Map<string, C>;
+  totals: { evicted: number; failed: number };
+  unwritten: { evicted: number; failed: number };
+}
 
 export interface Adopted {
   readonly evicted: number;
@@ -14,16 +22,16 @@ export interface Adopted {
   readonly cooldowns: number;
 }
 
-export class CarriedRecords {
-  private readonly byName = new Map<string, PolicyState>();
+export class CarriedRecords<C extends { readonly until: number }, S extends CarriedState<C>> {
+  private readonly byName = new Map<string, S>();
 
   /** The states of a replica that stops leading (kept by reference: an eviction in flight may still count). */
-  keep(states: ReadonlyMap<string, PolicyState>): void {
+  keep(states: ReadonlyMap<string, S>): void {
     for (const [name, state] of states) if (!state.deleted) this.byName.set(name, state);
   }
 
   /** Adds what was carried for `name` into `fresh` (rebuilt from the live status); undefined when nothing was. */
-  adopt(name: string, fresh: PolicyState): Adopted | undefined {
+  adopt(name: string, fresh: S): Adopted | undefined {
     const old = this.byName.get(name);
     if (old === undefined) return undefined;
     this.byName.delete(name);

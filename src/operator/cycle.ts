@@ -180,7 +180,7 @@ export class PolicyController {
   /** Set while a new leader rebuilds its state from the live statuses; cycles and writes wait for it. */
   private adoption: Promise<void> | undefined;
   /** The states dropped when this replica last stopped leading, merged back when it leads again. */
-  private readonly carried = new CarriedRecords();
+  private readonly carried = new CarriedRecords<Cooldown, PolicyState>();
 
   constructor(private readonly deps: PolicyControllerDeps) {}
 
