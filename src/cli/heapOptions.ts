@@ -10,7 +10,8 @@
 //                                --max-semi-space-size=1 gives (that one is read only when the heap is created).
 // They are set before the operator's modules are loaded (main.ts imports the program after this), so no young
 // generation has grown yet. Options the user gave (on the command line or in NODE_OPTIONS) win: a flag of the same
-// family is left alone. `plan`, `simulate` and the other commands keep V8's defaults, which favour speed.
+// family is left alone. `plan` and `simulate` of a live cluster take them too; on a saved file (--snapshot), and the
+// other commands, keep V8's defaults, which favour speed.
 import { setFlagsFromString } from 'node:v8';
 
 interface OperatorFlag {
@@ -39,7 +40,11 @@ function subcommand(args: readonly string[]): string | undefined {
  * process (process.execArgv and the words of NODE_OPTIONS).
  */
 export function operatorV8Flags(args: readonly string[], nodeOptions: readonly string[]): string[] {
-  if (subcommand(args) !== 'run') return [];
+  const command = subcommand(args);
+  // A live read (`plan`/`simulate` without --snapshot) converts page after page, as the operator's informers do: the
+  // same garbage, the same options (its peak must stay under the operator's after sync, bench/RESULTS.md).
+  const liveRead = (command === 'plan' || command === 'simulate') && !args.includes('--snapshot');
+  if (command !== 'run' && !liveRead) return [];
   return OPERATOR_FLAGS.filter(({ family }) => !nodeOptions.some((o) => family.test(o))).map(({ flag }) => flag);
 }
 

@@ -3,7 +3,8 @@
 import { Option, type Command } from 'commander';
 import { InputError } from '../errors.js';
 import { findCredentials, loadCredentials, NO_CREDENTIALS, processEnvironment } from '../kube/kubeconfig.js';
-import { kubeGetter, readCluster, readUsageMetrics, type Getter } from '../live/read.js';
+import { readLiveSnapshot } from '../live/liveSnapshot.js';
+import { kubeGetter, readUsageMetrics, type Getter } from '../live/read.js';
 import type { ClusterSnapshot } from '../model/types.js';
 import { modelledVersion, NEWEST_KUBE_VERSION, type KubeRelease, type KubeVersion } from '../model/kubeVersion.js';
 import { readClusterKubeVersion } from '../operator/clusterVersion.js';
@@ -15,7 +16,7 @@ import type { Policy } from '../policy/types.js';
 import type { SchedulerProfile } from '../scheduling/profile.js';
 import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import { STRATEGIES } from '../strategies/registry.js';
-import { loadSnapshotFile, snapshotFromObjects, type LoadResult } from '../snapshot/load.js';
+import { loadSnapshotFile, type LoadResult } from '../snapshot/load.js';
 import { snapshotWarnings } from '../snapshot/sanity.js';
 import { kubeRelease, positiveInt } from './args.js';
 import { choosePolicy } from './policyChoice.js';
@@ -49,7 +50,7 @@ async function readLive(
   opts: OfflineOptions,
   io: OfflineIo,
   progress: Progress,
-): Promise<LoadResult & { readonly get: Getter }> {
+): Promise<LoadResult & { readonly get: Getter & { close(): void } }> {
   const source = findCredentials(opts.kubeconfig, processEnvironment());
   if (source === undefined) {
     throw new InputError(
@@ -59,28 +60,30 @@ async function readLive(
       `not given, and no live cluster to read: ${NO_CREDENTIALS}`,
     );
   }
-  const kc = await loadCredentials(source, opts.context);
+  const kc = await loadCredentials(source, opts.context, process.env, (line) => io.stderr(`${line}\n`));
   const name = `context ${kc.getCurrentContext()}`;
   const get = kubeGetter(kc);
-  const raw = await readCluster(get, {
-    warn: (line) => io.stderr(`${line}\n`),
-    progress: (kind, count) => progress.update(`${name}: read ${count.toLocaleString('en-US')} ${kind}s`),
-  });
-  const kubeVersion =
-    opts.kubeVersion !== undefined
-      ? flagVersion(opts.kubeVersion, io)
-      : await readClusterKubeVersion(async () => (await get('/version')).body, {
-          // Said only when it is news: a warning, not the usual "predicted as" line.
-          info: () => undefined,
-          warn: (line: string) => io.stderr(`warning: ${line}\n`),
-        });
-  const loaded = snapshotFromObjects([raw], {
-    file: name,
-    kubeVersion,
-    warn: (line) => io.stderr(`${line}\n`),
-    progress: (text) => progress.update(text),
-  });
-  return { ...loaded, get };
+  try {
+    // Each page is converted as it arrives: the raw objects of the cluster are never all held at once.
+    const loaded = await readLiveSnapshot(get, {
+      file: name,
+      warn: (line) => io.stderr(`${line}\n`),
+      progress: (kind, count) => progress.update(`${name}: read ${count.toLocaleString('en-US')} ${kind}s`),
+    });
+    // Read after the lists, so an API server that does not answer is the lists' error (exit 1), not a warning here.
+    const kubeVersion =
+      opts.kubeVersion !== undefined
+        ? flagVersion(opts.kubeVersion, io)
+        : await readClusterKubeVersion(async () => (await get('/version')).body, {
+            // Said only when it is news: a warning, not the usual "predicted as" line.
+            info: () => undefined,
+            warn: (line: string) => io.stderr(`warning: ${line}\n`),
+          });
+    return { ...loaded, snapshot: { ...loaded.snapshot, kubeVersion }, get };
+  } catch (err) {
+    get.close();
+    throw err;
+  }
 }
 
 /**
@@ -106,7 +109,7 @@ export async function loadInputs(
     opts.schedulerConfig === undefined
       ? undefined
       : loadSchedulerConfig(opts.schedulerConfig, (line) => io.stderr(`${line}\n`));
-  const loaded: LoadResult & { readonly get?: Getter } =
+  const loaded: LoadResult & { readonly get?: Getter & { close(): void } } =
     opts.snapshot !== undefined
       ? loadSnapshotFile(opts.snapshot, {
           kubeVersion: opts.kubeVersion === undefined ? NEWEST_KUBE_VERSION : flagVersion(opts.kubeVersion, io),
@@ -145,6 +148,8 @@ export async function loadInputs(
     const metrics = await readUsageMetrics(loaded.get, (ns, name) => where.get(`${ns}/${name}`), snapshot.now);
     snapshot = { ...snapshot, metrics };
   }
+  // The live reads are done: the pooled connections would otherwise hold the process open.
+  loaded.get?.close();
   return { snapshot, policy, schedulerProfile };
 }
 

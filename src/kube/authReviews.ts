@@ -13,6 +13,7 @@ import { createRateLimiter } from './rateLimiter.js';
 /** Answers are cached (10 s per token and per user), so a few reviews per second cover many scrapers. */
 const REVIEW_QPS = 5;
 const REVIEW_BURST = 10;
+const REVIEW_TIMEOUT_MS = 4_000;
 
 export function authReviewApi(t: KubeTransport): AuthReviewApi {
   return {
@@ -36,6 +37,9 @@ export function createAuthReviewClients(
     clock: opts.clock,
     userAgent: opts.userAgent,
     maxSockets: 4,
+    // Shorter than the check's own deadline (delegatingAuth.ts, 5 s), itself half a scrape's timeout: a review the
+    // API server is slow to answer is cancelled, not left holding a socket.
+    requestTimeoutMs: REVIEW_TIMEOUT_MS,
   });
   return { ...authReviewApi(transport), close: () => transport.close() };
 }

@@ -17,217 +17,37 @@
 // is an error; in a pod, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be set. Credentials are never
 // sent in clear text: a token, a password or a plugin's credential with an http:// server is refused, except to a
 // loopback address (a local test server).
-import { readFileSync } from 'node:fs';
-import type * as https from 'node:https';
+//
+// The parts: credentialTypes.ts (shapes), staticCredentials.ts (what this process applies), delegated.ts (client-node),
+// inCluster.ts (the service account); this file reads and merges kubeconfig files and chooses between them.
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { load as parseYaml } from 'js-yaml';
 import { InputError } from '../errors.js';
-import { applyImpersonation, impersonationOf, type Impersonation } from './impersonation.js';
+import { impersonationOf } from './impersonation.js';
 import { proxyFromEnvironment } from './proxy.js';
+import { clientNodeKubeConfig, Delegated } from './delegated.js';
+import { StaticCredentials } from './staticCredentials.js';
+import {
+  rereadFile,
+  isObj,
+  type Auth,
+  type Credentials,
+  type Material,
+  type Named,
+  type Obj,
+} from './credentialTypes.js';
 
-/** What every request needs: where the server is, and how to authenticate to it (client-node's KubeConfig fits). */
-export interface Credentials {
-  getCurrentCluster(): { readonly name: string; readonly server: string } | null;
-  getCurrentContext(): string;
-  getCurrentUser(): { readonly name: string } | null;
-  /** Sets the TLS options and the Authorization header of one request. */
-  applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
-}
+export {
+  rereadFile,
+  SERVICE_ACCOUNT_DIR,
+  type CredentialFile,
+  type Credentials,
+  type Material,
+} from './credentialTypes.js';
+export { StaticCredentials } from './staticCredentials.js';
+export { inClusterCredentials, serviceAccountCredentials } from './inCluster.js';
 
-export type CredentialFile =
-  { readonly kind: 'files'; readonly paths: readonly string[] } | { readonly kind: 'in-cluster' };
-
-/** The pod's service account, where the kubelet mounts it. */
-export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
-/** A projected token is rotated by the kubelet; it is read again after this long, as client-go does. */
-const TOKEN_FILE_REFRESH_MS = 60_000;
-/** Certificate, key and CA files are read again after this long (rotation without a restart). */
-const TLS_FILE_REFRESH_MS = 60_000;
-
-/** TLS material: inline data, or a file read again after TLS_FILE_REFRESH_MS (the last good read kept on failure). */
-export type Material = () => Buffer;
-
-/** A file's content, read now (errors thrown) and again after `refreshMs` when asked. */
-export function rereadFile(path: string, now: () => number = Date.now, refreshMs = TLS_FILE_REFRESH_MS): Material {
-  let value = readFileSync(path);
-  let readAt = now();
-  return () => {
-    const t = now();
-    if (t - readAt >= refreshMs) {
-      readAt = t;
-      try {
-        value = readFileSync(path);
-      } catch {
-        // Replaced atomically by the rotating agent, so a failed read is rare: the last one stays in use.
-      }
-    }
-    return value;
-  };
-}
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-interface Named {
-  readonly name: string;
-  readonly value: Obj;
-  /** The file it came from, for relative paths and messages. */
-  readonly file: string;
-}
-
-interface ClusterEntry {
-  readonly name: string;
-  readonly server: string;
-  readonly ca?: Material;
-  readonly insecure: boolean;
-  readonly servername?: string;
-}
-
-type Auth =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'token'; readonly token: string }
-  | { readonly kind: 'token-file'; readonly path: string }
-  | { readonly kind: 'basic'; readonly header: string };
-
-/** Credentials this module reads itself. */
-export class StaticCredentials implements Credentials {
-  private token: { value: string; readAt: number } | undefined;
-
-  constructor(
-    private readonly cluster: ClusterEntry,
-    private readonly context: string,
-    private readonly user: {
-      name: string;
-      cert?: Material;
-      key?: Material;
-      auth: Auth;
-      impersonate?: Impersonation;
-    },
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  getCurrentCluster(): { name: string; server: string } {
-    return { name: this.cluster.name, server: this.cluster.server };
-  }
-
-  getCurrentContext(): string {
-    return this.context;
-  }
-
-  getCurrentUser(): { name: string } {
-    return { name: this.user.name };
-  }
-
-  applyToHTTPSOptions(options: https.RequestOptions): Promise<void> {
-    if (this.cluster.ca !== undefined) options.ca = this.cluster.ca();
-    if (this.cluster.insecure) options.rejectUnauthorized = false;
-    if (this.cluster.servername !== undefined) options.servername = this.cluster.servername;
-    if (this.user.cert !== undefined) options.cert = this.user.cert();
-    if (this.user.key !== undefined) options.key = this.user.key();
-    const authorization = this.authorization();
-    if (authorization !== undefined) {
-      options.headers = { ...(options.headers as Obj | undefined), Authorization: authorization };
-    }
-    if (this.user.impersonate !== undefined) {
-      const headers = { ...(options.headers as Obj | undefined) } as NonNullable<https.RequestOptions['headers']>;
-      applyImpersonation(headers as Record<string, string | string[]>, this.user.impersonate);
-      options.headers = headers;
-    }
-    return Promise.resolve();
-  }
-
-  private authorization(): string | undefined {
-    const auth = this.user.auth;
-    switch (auth.kind) {
-      case 'none':
-        return undefined;
-      case 'token':
-        return `Bearer ${auth.token}`;
-      case 'basic':
-        return auth.header;
-      case 'token-file': {
-        const now = this.now();
-        if (this.token === undefined || now - this.token.readAt >= TOKEN_FILE_REFRESH_MS) {
-          // A failed re-read keeps the token read last: the kubelet replaces the file atomically, so this is rare.
-          try {
-            this.token = { value: readFileSync(auth.path, 'utf8').trim(), readAt: now };
-          } catch (err) {
-            if (this.token === undefined) throw err;
-          }
-        }
-        return `Bearer ${this.token.value}`;
-      }
-    }
-  }
-}
-
-/** The pod's service account: KUBERNETES_SERVICE_HOST/PORT, its CA and its (rotated) token. */
-export function inClusterCredentials(
-  env: NodeJS.ProcessEnv,
-  dir = SERVICE_ACCOUNT_DIR,
-  now: () => number = Date.now,
-): StaticCredentials {
-  const host = env['KUBERNETES_SERVICE_HOST'] ?? '';
-  const port = env['KUBERNETES_SERVICE_PORT'] ?? '';
-  // Both, as client-go's InClusterConfig: a guessed port would send the token to whatever listens on 443.
-  for (const [name, value] of [
-    ['KUBERNETES_SERVICE_HOST', host],
-    ['KUBERNETES_SERVICE_PORT', port],
-  ] as const) {
-    if (value === '') throw new InputError('in-cluster service account', undefined, undefined, `${name} is not set`);
-  }
-  const where = `in-cluster service account (${dir})`;
-  let ca: Material;
-  try {
-    ca = rereadFile(`${dir}/ca.crt`, now);
-    readFileSync(`${dir}/token`);
-  } catch (err) {
-    throw new InputError(where, undefined, undefined, `cannot read: ${(err as Error).message}`);
-  }
-  const server = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return new StaticCredentials(
-    { name: 'inCluster', server, ca, insecure: false },
-    'inCluster',
-    {
-      name: 'inCluster',
-      auth: { kind: 'token-file', path: `${dir}/token` },
-    },
-    now,
-  );
-}
-
-/**
- * The service account as client-go's InClusterConfig uses it, proxies included: its transport takes HTTPS_PROXY and
- * NO_PROXY from the environment for the service's address too (a cluster whose egress goes through a proxy lists the
- * service network in NO_PROXY; one that does not is proxied). With a proxy, the same server, CA file and token file
- * are handed to client-node, whose proxy agent tunnels the requests and which reads the token file again as it
- * rotates.
- */
-export async function serviceAccountCredentials(
-  env: NodeJS.ProcessEnv,
-  dir = SERVICE_ACCOUNT_DIR,
-): Promise<{ readonly credentials: Credentials; readonly delegatedFor?: string }> {
-  const direct = inClusterCredentials(env, dir);
-  const server = direct.getCurrentCluster().server;
-  const proxy = proxyFromEnvironment(server, env);
-  if (proxy === undefined) return { credentials: direct };
-  const document: Obj = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [
-      { name: 'inCluster', cluster: { server, 'certificate-authority': `${dir}/ca.crt`, 'proxy-url': proxy } },
-    ],
-    users: [
-      { name: 'inCluster', user: { 'auth-provider': { name: 'tokenFile', config: { tokenFile: `${dir}/token` } } } },
-    ],
-    contexts: [{ name: 'inCluster', context: { cluster: 'inCluster', user: 'inCluster' } }],
-    'current-context': 'inCluster',
-  };
-  const credentials = await clientNodeKubeConfig(document, 'inCluster', `in-cluster service account (${dir})`);
-  return { credentials, delegatedFor: 'proxy (from the environment)' };
-}
-
-/** The keys StaticCredentials implements; any other key of the selected cluster, user or context delegates. */
 const IMPLEMENTED: Readonly<Record<'clusters' | 'users' | 'contexts', ReadonlySet<string>>> = {
   clusters: new Set([
     'server',
@@ -412,8 +232,15 @@ export async function loadKubeconfig(
   context: string | undefined,
   name: string,
   env: NodeJS.ProcessEnv = process.env,
+  missing?: (path: string) => void,
 ): Promise<LoadedKubeconfig> {
-  const files = paths.map((path) => ({ path, doc: readKubeconfig(path) }));
+  // With `missing` (the files of $KUBECONFIG), a file that does not exist is reported and skipped, as kubectl skips
+  // it; the merge needs at least one. Without it (--kubeconfig, ~/.kube/config) a missing file is an error.
+  const present = missing === undefined ? paths : paths.filter((path) => existsSync(path) || (missing(path), false));
+  if (present.length === 0) {
+    throw new InputError(name, undefined, undefined, 'cannot load the kubeconfig: none of its files exists');
+  }
+  const files = present.map((path) => ({ path, doc: readKubeconfig(path) }));
   const k: Kubeconfigs = {
     files,
     contexts: merged(files, 'contexts', 'context'),
@@ -526,46 +353,4 @@ function mergedDocument(k: Kubeconfigs, current: string, clusterName: string, pr
     contexts: entries('contexts', 'context', k.contexts),
     'current-context': current,
   };
-}
-
-/** client-node's KubeConfig with the impersonation client-node does not fully do (it knows `as` only). */
-class Delegated implements Credentials {
-  constructor(
-    private readonly kc: Credentials,
-    private readonly impersonate: Impersonation | undefined,
-  ) {}
-
-  getCurrentCluster(): { readonly name: string; readonly server: string } | null {
-    return this.kc.getCurrentCluster();
-  }
-
-  getCurrentContext(): string {
-    return this.kc.getCurrentContext();
-  }
-
-  getCurrentUser(): { readonly name: string } | null {
-    return this.kc.getCurrentUser();
-  }
-
-  async applyToHTTPSOptions(options: https.RequestOptions): Promise<void> {
-    await this.kc.applyToHTTPSOptions(options);
-    if (this.impersonate === undefined) return;
-    const headers = { ...(options.headers as Obj | undefined) } as Record<string, string | string[]>;
-    applyImpersonation(headers, this.impersonate);
-    options.headers = headers;
-  }
-}
-
-/** client-node's KubeConfig for what StaticCredentials does not do; its import is the cost this module avoids. */
-async function clientNodeKubeConfig(merged: Obj, context: string, name: string): Promise<Credentials> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromString(JSON.stringify(merged));
-  } catch (err) {
-    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
-    throw new InputError(name, undefined, undefined, `cannot load the kubeconfig: ${message}`);
-  }
-  kc.setCurrentContext(context);
-  return kc;
 }

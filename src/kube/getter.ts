@@ -1,8 +1,10 @@
 // The GETs of `plan`/`simulate --kubeconfig` (src/live/read.ts pages through the kinds with them): one request per
-// call, authenticated as kubectl would be, answered as status + parsed JSON.
-import type * as https from 'node:https';
+// call, authenticated as kubectl would be, answered as status + parsed JSON, sent by the one client runtime.
+import { systemClock, type Clock } from '../clock.js';
 import type { Credentials } from './credentials.js';
-import { requestText, type TextAnswer } from './httpRequest.js';
+import type { TextAnswer } from './httpRequest.js';
+import { CredentialsError, KubeTransport } from './kubeClient.js';
+import { createRateLimiter } from './rateLimiter.js';
 
 export interface HttpAnswer {
   readonly status: number;
@@ -21,26 +23,38 @@ export class LiveReadError extends Error {
   }
 }
 
-/** GETs against the kubeconfig's current cluster, authenticated as kubectl would be (certificates, tokens, exec). */
-export function kubeGetter(kc: Credentials, timeoutMs = 60_000): Getter {
+/** Requests per second and burst of the CLI's reads (kubectl's defaults are 50 and 300 for discovery). */
+const CLI_QPS = 50;
+const CLI_BURST = 100;
+
+/**
+ * GETs against the kubeconfig's current cluster, authenticated as kubectl would be (certificates, tokens, exec),
+ * through the operator's client runtime (kubeClient.ts): a token bucket, Retry-After honoured on 429 and 5xx, a
+ * deadline from the call, a GET resent once when its reused connection turned out closed. `close()` frees the
+ * pooled connections.
+ */
+export function kubeGetter(
+  kc: Credentials,
+  timeoutMs = 60_000,
+  clock: Clock = systemClock,
+): Getter & { close(): void } {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new LiveReadError('the kubeconfig has no current cluster');
   const base = cluster.server.replace(/\/+$/, '');
-  return async (pathAndQuery) => {
-    const url = new URL(`${base}${pathAndQuery}`);
-    const options: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
-    try {
-      await kc.applyToHTTPSOptions(options);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      throw new LiveReadError(`cannot authenticate to ${base}: ${message.split('\n')[0]}`);
-    }
+  const transport = new KubeTransport(kc, {
+    limiter: createRateLimiter({ qps: CLI_QPS, burst: CLI_BURST, clock }),
+    clock,
+    requestTimeoutMs: timeoutMs,
+    userAgent: 'kube-rebalancer-cli',
+  });
+  const get = async (pathAndQuery: string): Promise<HttpAnswer> => {
     let answer: TextAnswer;
     try {
-      answer = await requestText(url, options, undefined, { timeoutMs });
+      answer = await transport.request({ method: 'GET', path: pathAndQuery });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      throw new LiveReadError(`cannot reach the API server at ${base}: ${message.split('\n')[0]}`);
+      const what = err instanceof CredentialsError ? 'cannot authenticate to' : 'cannot reach the API server at';
+      throw new LiveReadError(`${what} ${base}: ${message.split('\n')[0]}`);
     }
     let body: unknown;
     try {
@@ -50,4 +64,5 @@ export function kubeGetter(kc: Credentials, timeoutMs = 60_000): Getter {
     }
     return { status: answer.status, body };
   };
+  return Object.assign(get, { close: () => transport.close() });
 }

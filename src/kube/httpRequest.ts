@@ -9,6 +9,8 @@
 // - Nothing is written before a socket is assigned and connected, and `beforeWrite` is asked at that instant: an
 //   eviction waiting for a socket is checked against the leader's fence when it would go out, not when it queued.
 // - The answer is bounded (`maxBytes`): a runaway body fails the request instead of the process.
+// - A reused keep-alive connection the server had already closed (reset or hung up before any byte of an answer)
+//   is reported as StaleConnectionError, so the caller can send an idempotent request once more on a fresh one.
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Socket } from 'node:net';
@@ -46,6 +48,19 @@ export class RequestEndedError extends Error {
   }
 }
 
+/**
+ * The request went out on a reused keep-alive connection that turned out closed before any byte of an answer: the
+ * server most likely never read it (Go's transport resends such a request when it is idempotent).
+ */
+export class StaleConnectionError extends Error {
+  constructor(message: string, cause: unknown) {
+    super(message, { cause });
+    this.name = 'StaleConnectionError';
+  }
+}
+
+const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
 /** Calls `then` once `socket` can be written to: at once for a pooled connection, after (TLS) connect for a new one. */
 export function whenConnected(socket: Socket, then: () => void): void {
   if (!socket.connecting) {
@@ -79,7 +94,9 @@ export function requestText(
       settle(() => reject(err));
       request.destroy();
     };
+    let answered = false;
     const request = client.request(url, options, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -112,7 +129,13 @@ export function requestText(
     if (opts.withdraw?.aborted === true) return onWithdraw();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     opts.withdraw?.addEventListener('abort', onWithdraw, { once: true });
-    request.on('error', (err) => end(err));
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      if (!answered && request.reusedSocket && CLOSED_CODES.has(err.code ?? '')) {
+        end(new StaleConnectionError(`${what}: reused connection closed by the server before an answer`, err));
+        return;
+      }
+      end(err);
+    });
     request.once('socket', (socket: Socket) =>
       whenConnected(socket, () => {
         if (settled) return;

@@ -51,6 +51,11 @@ export interface InformerSpec<T> {
   list(page?: ListPage): Promise<RawList>;
   /** Raw object (plain JSON from a watch, or client-node's model object from a list) → compact value. */
   convert(raw: unknown): T;
+  /**
+   * An API the cluster may not serve (CSINode on a trimmed-down server): a 404 on the list counts as synced and
+   * empty, reported once, so it never holds readiness; the informer keeps trying (backed off) in case it appears.
+   */
+  readonly optional?: boolean;
 }
 
 export interface InformerHandlers<T> {
@@ -117,6 +122,14 @@ export class WatchEventError extends Error {
   }
 }
 
+function retryAfterOf(err: unknown): number | undefined {
+  const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
+}
+
+/** Longest server Retry-After a restarting informer waits. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
 /** An error that means "list again": 410 Gone as an HTTP status or in an ERROR event. */
 const isGone = (err: unknown): boolean => statusCode(err) === 410;
 
@@ -128,6 +141,8 @@ export class SupervisedInformer<T> {
   private request: AbortController | undefined;
   private running = false;
   private readonly backoff: Backoff;
+  /** An optional API's absence was logged (once). */
+  private absentReported = false;
   private readonly stopping = new AbortController();
   private stopped = false;
   private isSynced = false;
@@ -192,6 +207,16 @@ export class SupervisedInformer<T> {
     this.running = true;
     this.cycle().catch((err: unknown) => {
       this.running = false;
+      if (this.spec.optional === true && statusCode(err) === 404 && this.resourceVersion === '') {
+        if (!this.absentReported) {
+          this.absentReported = true;
+          this.log.warn(`the cluster does not serve ${this.spec.path}; read as empty until it does`);
+        }
+        if (!this.isSynced) {
+          this.replace([]);
+          this.markSynced();
+        }
+      }
       this.onError(err);
     });
   }
@@ -362,7 +387,8 @@ export class SupervisedInformer<T> {
       this.backoff.reset();
     }
     this.lastFailureAt = now;
-    const delay = this.backoff.next();
+    // The server's Retry-After on a refused watch (priority and fairness) is a floor under the backoff.
+    const delay = Math.max(this.backoff.next(), retryAfterOf(err) ?? 0);
     const fields = {
       err: err instanceof Error ? err.message : String(err),
       status: statusCode(err),
@@ -370,6 +396,7 @@ export class SupervisedInformer<T> {
     };
     // An expired version is routine (the watch cache moved on), not a failure: listed again, after the backoff.
     if (isGone(err)) this.log.info(fields, 'watch expired (410 Gone); listing again');
+    else if (this.absentReported && statusCode(err) === 404) this.log.debug(fields, 'optional API still not served');
     else this.log.warn(fields, 'watch or list failed; restarting the informer');
     void this.deps.clock.sleep(delay, this.stopping.signal).then(() => {
       this.restartPending = false;

@@ -73,6 +73,7 @@ export async function loadCredentials(
   source: CredentialSource,
   context: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
+  warn: (line: string) => void = () => undefined,
 ): Promise<Credentials> {
   const name = describeSource(source);
   if (source.kind === 'in-cluster') {
@@ -81,6 +82,9 @@ export async function loadCredentials(
     }
     return (await serviceAccountCredentials(env)).credentials;
   }
-  const paths = source.kind === 'env' ? source.paths : [source.path];
-  return (await loadKubeconfig(paths, context, name, env)).credentials;
+  if (source.kind === 'env') {
+    const skipped = (path: string): void => warn(`warning: $KUBECONFIG names ${path}, which does not exist; skipped`);
+    return (await loadKubeconfig(source.paths, context, name, env, skipped)).credentials;
+  }
+  return (await loadKubeconfig([source.path], context, name, env)).credentials;
 }

@@ -31,7 +31,9 @@ export function metricsApiProblem(status: number, resource: string, detail = '')
   const what = `${METRICS_GROUP}/${METRICS_VERSION} ${resource}: HTTP ${status}${detail !== '' ? ` (${detail})` : ''}`;
   if (status === 404) return `${what}: the metrics API is not served (no metrics-server, or no APIService for it)`;
   if (status === 503) return `${what}: the metrics APIService is registered but its backend is unavailable`;
-  if (status === 403 || status === 401) return `${what}: not allowed to list it (the ClusterRole needs get/list)`;
+  if (status === 403) return `${what}: not allowed to list it (the ClusterRole needs get/list)`;
+  // Not a grant: the request was not authenticated at all (an expired or revoked token, a rotated certificate).
+  if (status === 401) return `${what}: the API server did not accept this client's credentials`;
   return undefined;
 }
 

@@ -1,7 +1,9 @@
 // Proxies from the environment, as Go's http.ProxyFromEnvironment (which client-go uses): HTTPS_PROXY for https
-// servers, HTTP_PROXY for http ones (upper or lower case), unless NO_PROXY names the host. A kubeconfig cluster's
-// `proxy-url` wins over the environment. The tunnel itself is client-node's proxy agent: a kubeconfig that needs a
-// proxy is delegated to it with the proxy as the cluster's proxy-url (credentials.ts).
+// servers, HTTP_PROXY for http ones (upper or lower case), unless NO_PROXY names the host; a proxy without a scheme
+// is http://. (Go also never proxies loopback; not done here yet: the proxy suites run their API server on loopback.) A kubeconfig cluster's
+// `proxy-url` wins over the environment. The tunnel is made by client-node's proxy agent: a kubeconfig that needs a
+// proxy is delegated to it with the proxy as the cluster's proxy-url (credentials.ts). client-node builds a new agent
+// per request; the transport (kubeClient.ts) keeps one pooled keep-alive agent per proxy instead.
 
 /** The proxy URL for requests to `server`, or undefined when none applies. */
 export function proxyFromEnvironment(server: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -14,8 +16,14 @@ export function proxyFromEnvironment(server: string, env: NodeJS.ProcessEnv): st
   const pick = (name: string): string => env[name] ?? env[name.toLowerCase()] ?? '';
   const proxy = url.protocol === 'https:' ? pick('HTTPS_PROXY') : pick('HTTP_PROXY');
   if (proxy === '') return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
-  return excluded(url.hostname.replace(/^\[|\]$/g, ''), port, pick('NO_PROXY')) ? undefined : proxy;
+  return excluded(host, port, pick('NO_PROXY')) ? undefined : withScheme(proxy);
+}
+
+/** `proxy.corp:3128` is http://proxy.corp:3128, as Go reads a proxy without a scheme. */
+export function withScheme(proxy: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(proxy) ? proxy : `http://${proxy}`;
 }
 
 /**

@@ -5,15 +5,19 @@
 // when the process stalls (a long plan, a GC pause), what goes out afterwards is at most the `burst` the bucket
 // refilled, never the backlog of everything that became due during the stall: in any interval of length T at most
 // burst + qps × T requests are granted.
-// pauseUntil() holds every request until an instant (the server's Retry-After on a throttling 429), including those
-// already waiting.
-// Two priorities share the one bucket: a 'low' request (an Event) is granted only when no 'normal' request is
-// waiting and the bucket is full, so recording what happened never takes a token an eviction, a status write or a
-// Lease renewal could use: a full bucket would discard its next refill anyway. Events go out in the gaps longer than
-// the bucket takes to fill (pacing leaves some) and after a busy run; evictions that become due together
-// (replacements turning Ready at once) find the whole burst less at most one token. Measured on the 10,000-pod
-// real-control-plane bench, a reserve of half the burst was not enough: every Event sent during the run cost the
-// evictions one token, 1/qps seconds each (bench/RESULTS.md, issue 22).
+//
+// Two priorities share the one bucket. A 'low' request (an Event, a status write: the record of what happened) is
+// granted at once only from a full bucket and when no 'normal' request waits, so it takes no token an eviction or a
+// list could use (a full bucket would discard its next refill anyway). Measured on the 10,000-pod bench, a reserve
+// of half the burst was not enough: every Event sent during a run cost the evictions a token (bench/RESULTS.md,
+// issue 22). But a stream of evictions keeps the bucket from ever filling, and the record must still go out within
+// seconds: a low request that has waited `lowMaxWaitMs` takes the next token, at most one between two normal grants,
+// so an eviction stream is slowed to no less than half the rate while the record catches up, and never waits
+// behind more than one Event.
+//
+// Each wait is timed for the request at the head of the queue: a normal request arriving while the limiter sleeps
+// for a low one's full bucket reschedules the wake-up for its own token (it used to sleep out the Event's 2 s).
+// Queues are bounded: a request beyond `maxWaiting` is refused (LimiterQueueFullError), not held.
 import type { Clock } from '../clock.js';
 
 export interface RateLimiterOptions {
@@ -22,15 +26,22 @@ export interface RateLimiterOptions {
   /** Requests that may be sent back to back after an idle period; must be >= 1. */
   readonly burst: number;
   readonly clock: Clock;
+  /** A low request waiting this long takes the next token like a normal one (default 1,000 ms). */
+  readonly lowMaxWaitMs?: number;
+  /** Requests of one priority that may wait at once (default 10,000); more are refused. */
+  readonly maxWaiting?: number;
 }
 
 export type RequestPriority = 'normal' | 'low';
 
 export interface RateLimiter {
-  /** Resolves when the caller may send one request (or at once when `signal` aborts; no token is used then). */
+  /**
+   * Resolves when the caller may send one request (or at once when `signal` aborts; no token is used then).
+   * Rejects with LimiterQueueFullError when too many requests of that priority wait already.
+   */
   acquire(signal?: AbortSignal, priority?: RequestPriority): Promise<void>;
-  /** No request starts before `instant` (epoch ms). */
-  pauseUntil(instant: number): void;
+  /** Takes a token now if the request would be granted at once (no one ahead of it, a token there); else nothing. */
+  tryAcquire(priority?: RequestPriority): boolean;
   /** Requests granted so far (for tests and debugging). */
   granted(): number;
   /** Requests waiting for a token. */
@@ -45,12 +56,25 @@ export class RateLimiterConfigError extends Error {
   }
 }
 
+export class LimiterQueueFullError extends Error {
+  readonly code = 'E_LIMITER_QUEUE_FULL' as const;
+  constructor(priority: RequestPriority, max: number) {
+    super(`${max} ${priority}-priority requests already wait for a rate-limit token; refused`);
+    this.name = 'LimiterQueueFullError';
+  }
+}
+
 interface Waiter {
   readonly resolve: () => void;
+  /** When it started waiting (monotonic ms). */
+  readonly since: number;
   done: boolean;
   /** Detaches the abort listener (a long-lived signal must not collect one per request). */
   release?: () => void;
 }
+
+export const DEFAULT_LOW_MAX_WAIT_MS = 1000;
+export const DEFAULT_MAX_WAITING = 10_000;
 
 export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   const { qps, burst, clock } = opts;
@@ -59,63 +83,101 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   if (!Number.isInteger(burst) || burst < 1) {
     throw new RateLimiterConfigError(`burst must be an integer >= 1 (got ${burst})`);
   }
+  const lowMaxWait = opts.lowMaxWaitMs ?? DEFAULT_LOW_MAX_WAIT_MS;
+  const maxWaiting = opts.maxWaiting ?? DEFAULT_MAX_WAITING;
   const msPerToken = 1000 / qps;
   let tokens = burst;
   let last = clock.now();
-  let notBefore = 0;
   let count = 0;
   const queue: Waiter[] = [];
   const lowQueue: Waiter[] = [];
-  let timer: AbortController | undefined;
+  const live = { normal: 0, low: 0 };
+  /** Whether the last grant was an aged low request taken while normal ones waited (the next goes to a normal). */
+  let lowJumped = false;
+  let timer: { readonly at: number; readonly stop: AbortController } | undefined;
 
   function refill(now: number): void {
     tokens = Math.min(burst, tokens + (now - last) / msPerToken);
     last = now;
   }
 
-  /** Grants what can be granted now; otherwise sleeps until the next token (or the end of a pause). */
+  function grant(from: Waiter[], low: boolean): void {
+    const head = from.shift()!;
+    tokens -= 1;
+    head.done = true;
+    head.release?.();
+    count++;
+    if (low) live.low--;
+    else live.normal--;
+    head.resolve();
+  }
+
+  /** Sleeps until `at` unless an earlier wake-up is already set; a later one is replaced. */
+  function wakeAt(at: number, now: number): void {
+    if (timer !== undefined && timer.at <= at) return;
+    timer?.stop.abort();
+    const stop = new AbortController();
+    const mine = { at, stop };
+    timer = mine;
+    void clock.sleep(Math.max(1, Math.ceil(at - now)), stop.signal).then(() => {
+      if (timer !== mine) return;
+      timer = undefined;
+      pump();
+    });
+  }
+
+  /** Grants what can be granted now; otherwise sleeps until the head of the line can be served. */
   function pump(): void {
     for (;;) {
       while (queue.length > 0 && queue[0]!.done) queue.shift();
       while (lowQueue.length > 0 && lowQueue[0]!.done) lowQueue.shift();
-      const from = queue.length > 0 ? queue : lowQueue;
-      const head = from[0];
-      if (head === undefined) return;
-      // A low request needs a full bucket (taking one token leaves burst − 1, refilled in 1/qps).
-      const needed = from === lowQueue ? burst : 1;
+      const normal = queue[0];
+      const low = lowQueue[0];
+      if (normal === undefined && low === undefined) return;
       const now = clock.now();
       refill(now);
-      if (now >= notBefore && tokens >= needed) {
-        tokens -= 1;
-        from.shift();
-        head.done = true;
-        head.release?.();
-        count++;
-        head.resolve();
+      const lowAged = low !== undefined && now - low.since >= lowMaxWait;
+      if (normal !== undefined && !(lowAged && !lowJumped)) {
+        if (tokens >= 1) {
+          grant(queue, false);
+          lowJumped = false;
+          continue;
+        }
+        wakeAt(now + (1 - tokens) * msPerToken, now);
+        return;
+      }
+      // The head is a low request: from a full bucket, or from any token once it has waited long enough.
+      const needed = lowAged ? 1 : burst;
+      if (tokens >= needed) {
+        grant(lowQueue, true);
+        lowJumped = normal !== undefined;
         continue;
       }
-      if (timer !== undefined) return;
-      const wait = Math.max(notBefore - now, (needed - tokens) * msPerToken, 0);
-      const sleeping = new AbortController();
-      timer = sleeping;
-      void clock.sleep(Math.max(1, Math.ceil(wait)), sleeping.signal).then(() => {
-        if (timer === sleeping) timer = undefined;
-        pump();
-      });
+      const full = now + (needed - tokens) * msPerToken;
+      wakeAt(lowAged ? full : Math.min(full, low!.since + lowMaxWait), now);
       return;
     }
   }
 
   function acquire(signal?: AbortSignal, priority: RequestPriority = 'normal'): Promise<void> {
     if (signal?.aborted === true) return Promise.resolve();
+    const isLow = priority === 'low';
+    if ((isLow ? live.low : live.normal) >= maxWaiting) {
+      return Promise.reject(new LimiterQueueFullError(priority, maxWaiting));
+    }
     return new Promise<void>((resolve) => {
-      const waiter: Waiter = { resolve, done: false };
-      (priority === 'low' ? lowQueue : queue).push(waiter);
+      const waiter: Waiter = { resolve, since: clock.now(), done: false };
+      (isLow ? lowQueue : queue).push(waiter);
+      if (isLow) live.low++;
+      else live.normal++;
       if (signal !== undefined) {
         const onAbort = (): void => {
           if (waiter.done) return;
           waiter.done = true;
+          if (isLow) live.low--;
+          else live.normal--;
           resolve();
+          pump();
         };
         signal.addEventListener('abort', onAbort, { once: true });
         waiter.release = () => signal.removeEventListener('abort', onAbort);
@@ -124,14 +186,27 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     });
   }
 
+  function tryAcquire(priority: RequestPriority = 'normal'): boolean {
+    const isLow = priority === 'low';
+    if ((isLow ? live.low : live.normal) >= maxWaiting) return false;
+    let granted = false;
+    const waiter: Waiter = { resolve: () => (granted = true), since: clock.now(), done: false };
+    (isLow ? lowQueue : queue).push(waiter);
+    if (isLow) live.low++;
+    else live.normal++;
+    pump();
+    if (!granted) {
+      waiter.done = true;
+      if (isLow) live.low--;
+      else live.normal--;
+    }
+    return granted;
+  }
+
   return {
     acquire,
-    pauseUntil: (instant) => {
-      if (instant <= notBefore) return;
-      notBefore = instant;
-      // A sleeper scheduled for an earlier token must not grant during the pause: it re-checks when it wakes.
-    },
+    tryAcquire,
     granted: () => count,
-    waiting: () => queue.filter((w) => !w.done).length + lowQueue.filter((w) => !w.done).length,
+    waiting: () => live.normal + live.low,
   };
 }

@@ -1,6 +1,7 @@
 // Reading a live cluster for `plan`/`simulate --kubeconfig`: GET-only list calls, in pages (limit + continue), that
-// return the same raw objects `kubectl get … -o json` prints, so the snapshot loader converts them exactly as it
-// converts a saved file and the plan is the one `--snapshot` would give.
+// return the same raw objects `kubectl get … -o json` prints, so they convert exactly as a saved file's objects and
+// the plan is the one `--snapshot` would give. The GETs go through the operator's client runtime (getter.ts: its
+// limiter, Retry-After, deadlines, keep-alive resend), and liveSnapshot.ts converts each page as it arrives.
 //
 // Kinds a cluster may not serve are optional: the RebalancePolicy CRD may not be installed, and a test or trimmed-down
 // API server may not serve storage objects. Their 404 is "none", and a 403 on them is a warning (a read-only role
@@ -70,20 +71,37 @@ function statusMessage(body: unknown): string {
   return isObj(body) && typeof body['message'] === 'string' ? body['message'] : '';
 }
 
+/** Where the pages of one kind go: `reset` drops what came before (the list starts over after a 410). */
+export interface PageSink {
+  reset(): void;
+  add(items: readonly unknown[]): void;
+}
+
+/** Lists started over at most this often for one kind before the 410 is an error (each read is consistent). */
+const MAX_RELISTS = 5;
+
 /**
- * Every object of one kind, page by page. A continue token that expired mid-list (410) restarts the list once from
- * the beginning, as kubectl does, so the result is never a mix of two versions of the cluster.
+ * Every object of one kind, page by page, handed to `sink` as each page arrives (so a caller may convert and drop
+ * the raw objects). A continue token that expired mid-list (410) starts the list over from the beginning, as a
+ * reflector does, so the result is never a mix of two versions of the cluster. Returns 'absent' for an optional
+ * kind the cluster does not serve or lets this user read.
  */
-export async function listKind(get: Getter, listed: ListedKind, opts: ReadOptions = {}): Promise<unknown[] | 'absent'> {
+export async function listKindInto(
+  get: Getter,
+  listed: ListedKind,
+  sink: PageSink,
+  opts: ReadOptions = {},
+): Promise<'absent' | 'read'> {
   const limit = opts.pageSize ?? 500;
   for (let attempt = 0; ; attempt++) {
-    const items: unknown[] = [];
     let token: string | undefined;
     let expired = false;
+    let count = 0;
+    sink.reset();
     do {
       const query = `?limit=${limit}${token !== undefined ? `&continue=${encodeURIComponent(token)}` : ''}`;
       const answer = await get(`${listed.path}${query}`);
-      if (answer.status === 410 && token !== undefined && attempt === 0) {
+      if (answer.status === 410 && token !== undefined && attempt < MAX_RELISTS) {
         expired = true;
         break;
       }
@@ -99,16 +117,30 @@ export async function listKind(get: Getter, listed: ListedKind, opts: ReadOption
         );
       }
       // List items carry no kind of their own; kubectl adds it, and so does this, so the objects are the same.
-      for (const item of answer.body['items'] as unknown[]) {
-        items.push(isObj(item) ? { apiVersion: listed.apiVersion, kind: listed.kind, ...item } : item);
-      }
-      opts.progress?.(listed.kind, items.length);
+      const items = (answer.body['items'] as unknown[]).map((item) =>
+        isObj(item) ? { apiVersion: listed.apiVersion, kind: listed.kind, ...item } : item,
+      );
+      count += items.length;
+      sink.add(items);
+      opts.progress?.(listed.kind, count);
       const meta = answer.body['metadata'];
       const next = isObj(meta) && typeof meta['continue'] === 'string' ? meta['continue'] : '';
       token = next !== '' ? next : undefined;
     } while (token !== undefined);
-    if (!expired) return items;
+    if (!expired) return 'read';
   }
+}
+
+/** Every object of one kind as raw objects (tests, and small kinds). */
+export async function listKind(get: Getter, listed: ListedKind, opts: ReadOptions = {}): Promise<unknown[] | 'absent'> {
+  let items: unknown[] = [];
+  const read = await listKindInto(
+    get,
+    listed,
+    { reset: () => (items = []), add: (page) => void items.push(...page) },
+    opts,
+  );
+  return read === 'absent' ? 'absent' : items;
 }
 
 /** The cluster as one `kind: List`, ready for snapshotFromObjects; absent optional kinds are simply not there. */

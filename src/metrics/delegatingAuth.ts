@@ -5,6 +5,12 @@
 // token itself) and by the full user and request, so a scrape every few seconds costs one review pair per cache
 // period, and concurrent requests with the same token share one review in flight. Answers, not errors, are cached:
 // an API server that did not answer leaves nothing behind, and the request gets 500 rather than a wrong 401/403.
+//
+// Starvation: anyone who can reach the port can send tokens. The caches are LRU (a scraper's entry, used every
+// scrape, stays while random tokens push each other out), and reviews pass a gate with a few in flight and two
+// bounded queues: tokens this process saw authenticated before (Prometheus's) go ahead of unknown ones, and a queue
+// that is full answers 503 at once instead of growing. Each check has a deadline (5 s by default, half Prometheus's
+// 10 s scrape timeout) after which it answers 503, so a scrape fails fast instead of timing out behind a flood.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
@@ -23,7 +29,7 @@ export interface UserInfo {
 
 export type AuthDecision =
   | { readonly status: 200; readonly user: UserInfo }
-  | { readonly status: 401 | 403 | 500; readonly reason: string; readonly user?: UserInfo };
+  | { readonly status: 401 | 403 | 500 | 503; readonly reason: string; readonly user?: UserInfo };
 
 export interface DelegatingAuthOptions {
   readonly api: AuthReviewApi;
@@ -34,8 +40,25 @@ export interface DelegatingAuthOptions {
   /** How long an allowed / denied SubjectAccessReview answer is reused; 10 s each by default, as kube-scheduler's. */
   readonly allowTtlMs?: number;
   readonly denyTtlMs?: number;
-  /** Most cached answers of each kind; the oldest go first (bounds memory against a flood of random tokens). */
+  /** Most cached answers of each kind; the least recently used go first (bounds memory against a flood). */
   readonly maxEntries?: number;
+  /** Reviews sent at once (default 4). */
+  readonly maxInFlight?: number;
+  /** Reviews that may wait for a known token / an unknown one (default 64 / 256); beyond, 503 at once. */
+  readonly maxQueuedKnown?: number;
+  readonly maxQueuedUnknown?: number;
+  /** How long one check may take, reviews and queueing included, before it answers 503 (default 5 s). */
+  readonly reviewTimeoutMs?: number;
+  /** Sleeps for the deadline (default setTimeout). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** The review queue is full, or the review did not finish within the check's deadline: 503, try again later. */
+export class ReviewUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReviewUnavailableError';
+  }
 }
 
 interface Cached<T> {
@@ -43,7 +66,7 @@ interface Cached<T> {
   readonly expires: number;
 }
 
-/** A small TTL cache with in-flight sharing, insertion-ordered so the oldest entry is evicted first. */
+/** A small TTL cache with in-flight sharing; a hit moves its entry to the back, so the least recently used goes. */
 class ReviewCache<T> {
   private readonly entries = new Map<string, Cached<T>>();
   private readonly inFlight = new Map<string, Promise<T>>();
@@ -55,8 +78,11 @@ class ReviewCache<T> {
 
   get(key: string, load: () => Promise<T>, ttlOf: (value: T) => number): Promise<T> {
     const hit = this.entries.get(key);
-    if (hit !== undefined && hit.expires > this.now()) return Promise.resolve(hit.value);
     if (hit !== undefined) this.entries.delete(key);
+    if (hit !== undefined && hit.expires > this.now()) {
+      this.entries.set(key, hit);
+      return Promise.resolve(hit.value);
+    }
     const pending = this.inFlight.get(key);
     if (pending !== undefined) return pending;
     const loading = load().then(
@@ -80,13 +106,66 @@ class ReviewCache<T> {
   }
 }
 
+/**
+ * Reviews in flight at most `max`; the rest wait in two bounded queues, known tokens first. `run` rejects with
+ * ReviewUnavailableError when its queue is full.
+ */
+class ReviewGate {
+  private active = 0;
+  private readonly known: Array<() => void> = [];
+  private readonly unknown: Array<() => void> = [];
+
+  constructor(
+    private readonly max: number,
+    private readonly maxKnown: number,
+    private readonly maxUnknown: number,
+  ) {}
+
+  async run<T>(known: boolean, review: () => Promise<T>): Promise<T> {
+    if (this.active >= this.max) {
+      const queue = known ? this.known : this.unknown;
+      if (queue.length >= (known ? this.maxKnown : this.maxUnknown)) {
+        throw new ReviewUnavailableError('too many authentication reviews waiting');
+      }
+      await new Promise<void>((resolve) => queue.push(resolve));
+    } else {
+      this.active++;
+    }
+    try {
+      return await review();
+    } finally {
+      // The slot passes straight to the next waiter (known tokens first), or is freed.
+      const next = this.known.shift() ?? this.unknown.shift();
+      if (next !== undefined) next();
+      else this.active--;
+    }
+  }
+}
+
+/** Remembers (by hash) tokens that were authenticated, for the gate's first queue; bounded, least recent out. */
+class KnownTokens {
+  private readonly seen = new Map<string, true>();
+  constructor(private readonly max: number) {}
+  has(key: string): boolean {
+    return this.seen.has(key);
+  }
+  add(key: string): void {
+    this.seen.delete(key);
+    this.seen.set(key, true);
+    if (this.seen.size > this.max) this.seen.delete(this.seen.keys().next().value as string);
+  }
+}
+
 type TokenAnswer =
   | { readonly authenticated: true; readonly user: UserInfo }
   | { readonly authenticated: false; readonly reason: string };
 type AccessAnswer = { readonly allowed: boolean; readonly reason: string };
 
 export interface DelegatingAuth {
-  /** The decision for one request to `path` (200 allowed, 401 unauthenticated, 403 denied, 500 review failed). */
+  /**
+   * The decision for one request to `path`: 200 allowed, 401 unauthenticated, 403 denied, 500 review failed, 503
+   * reviews queue full or not answered within the deadline.
+   */
   check(req: IncomingMessage, path: string): Promise<AuthDecision>;
   /** Cached answers (for tests). */
   cached(): { tokens: number; access: number };
@@ -150,19 +229,48 @@ export function createDelegatingAuth(opts: DelegatingAuthOptions): DelegatingAut
   const denyTtl = opts.denyTtlMs ?? 10_000;
   const tokens = new ReviewCache<TokenAnswer>(now, max);
   const access = new ReviewCache<AccessAnswer>(now, max);
+  const known = new KnownTokens(max);
+  const gate = new ReviewGate(opts.maxInFlight ?? 4, opts.maxQueuedKnown ?? 64, opts.maxQueuedUnknown ?? 256);
+  const timeoutMs = opts.reviewTimeoutMs ?? 5_000;
+  const sleep =
+    opts.sleep ??
+    ((ms: number, signal: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      }));
 
   async function authenticate(token: string): Promise<TokenAnswer> {
     const key = createHash('sha256').update(token).digest('hex');
-    return tokens.get(
+    const answer = await tokens.get(
       key,
-      async () =>
-        readTokenReview(
-          await opts.api.createTokenReview({
-            body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
-          }),
+      () =>
+        gate.run(known.has(key), async () =>
+          readTokenReview(
+            await opts.api.createTokenReview({
+              body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+            }),
+          ),
         ),
       () => tokenTtl,
     );
+    if (answer.authenticated) known.add(key);
+    return answer;
+  }
+
+  /** The review's answer, or ReviewUnavailableError once the check's deadline passed (the review goes on). */
+  async function withinDeadline<T>(review: Promise<T>, deadline: AbortSignal): Promise<T> {
+    if (deadline.aborted) throw new ReviewUnavailableError(`no review answer within ${timeoutMs / 1000} s`);
+    let onAbort: (() => void) | undefined;
+    const late = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new ReviewUnavailableError(`no review answer within ${timeoutMs / 1000} s`));
+      deadline.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([review, late]);
+    } finally {
+      deadline.removeEventListener('abort', onAbort!);
+    }
   }
 
   async function authorize(user: UserInfo, verb: string, path: string): Promise<AccessAnswer> {
@@ -175,43 +283,61 @@ export function createDelegatingAuth(opts: DelegatingAuthOptions): DelegatingAut
     };
     return access.get(
       JSON.stringify(spec),
-      async () =>
-        readAccessReview(
-          await opts.api.createSubjectAccessReview({
-            body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
-          }),
+      // The user was authenticated: its review goes with the known tokens'.
+      () =>
+        gate.run(true, async () =>
+          readAccessReview(
+            await opts.api.createSubjectAccessReview({
+              body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
+            }),
+          ),
         ),
       (answer) => (answer.allowed ? allowTtl : denyTtl),
     );
   }
 
+  const failed = (what: string, err: unknown, user?: UserInfo): AuthDecision => ({
+    status: err instanceof ReviewUnavailableError ? 503 : 500,
+    ...(user !== undefined ? { user } : {}),
+    reason: `${what} failed: ${err instanceof Error ? err.message : String(err)}`,
+  });
+
+  async function check(req: IncomingMessage, path: string, deadline: AbortSignal): Promise<AuthDecision> {
+    const token = bearerToken(req);
+    if (token === undefined) return { status: 401, reason: 'no bearer token' };
+    let who: TokenAnswer;
+    try {
+      who = await withinDeadline(authenticate(token), deadline);
+    } catch (err) {
+      return failed('TokenReview', err);
+    }
+    if (!who.authenticated) return { status: 401, reason: who.reason };
+    const verb = verbOf(req.method);
+    let decision: AccessAnswer;
+    try {
+      decision = await withinDeadline(authorize(who.user, verb, path), deadline);
+    } catch (err) {
+      return failed('SubjectAccessReview', err, who.user);
+    }
+    if (!decision.allowed) {
+      const why = decision.reason !== '' ? `: ${decision.reason}` : '';
+      return { status: 403, user: who.user, reason: `${who.user.username} may not ${verb} ${path}${why}` };
+    }
+    return { status: 200, user: who.user };
+  }
+
   return {
     async check(req, path) {
-      const token = bearerToken(req);
-      if (token === undefined) return { status: 401, reason: 'no bearer token' };
-      let who: TokenAnswer;
+      const deadline = new AbortController();
+      const stop = new AbortController();
+      void sleep(timeoutMs, stop.signal).then(() => {
+        if (!stop.signal.aborted) deadline.abort();
+      });
       try {
-        who = await authenticate(token);
-      } catch (err) {
-        return { status: 500, reason: `TokenReview failed: ${err instanceof Error ? err.message : String(err)}` };
+        return await check(req, path, deadline.signal);
+      } finally {
+        stop.abort();
       }
-      if (!who.authenticated) return { status: 401, reason: who.reason };
-      const verb = verbOf(req.method);
-      let decision: AccessAnswer;
-      try {
-        decision = await authorize(who.user, verb, path);
-      } catch (err) {
-        return {
-          status: 500,
-          user: who.user,
-          reason: `SubjectAccessReview failed: ${err instanceof Error ? err.message : String(err)}`,
-        };
-      }
-      if (!decision.allowed) {
-        const why = decision.reason !== '' ? `: ${decision.reason}` : '';
-        return { status: 403, user: who.user, reason: `${who.user.username} may not ${verb} ${path}${why}` };
-      }
-      return { status: 200, user: who.user };
     },
     cached: () => ({ tokens: tokens.size, access: access.size }),
   };

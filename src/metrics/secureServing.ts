@@ -2,7 +2,8 @@
 // the descheduler serve theirs. The serving certificate is `tls.crt`/`tls.key` of --metrics-cert-dir, read again
 // every few seconds and swapped in when it changed (a cert-manager renewal or a Secret update reaches the mounted
 // files without a restart; a half-written or mismatched pair is logged and the previous one kept), or, without a
-// folder, a self-signed one made at start-up (selfSignedCert.ts).
+// folder, a self-signed one made at start-up (selfSignedCert.ts), backdated an hour and made anew while the process
+// runs once less than a third of its validity is left (a process may well outlive a year).
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server } from 'node:https';
@@ -54,10 +55,21 @@ export function authenticatedHandler(auth: DelegatingAuth, handler: RequestHandl
           handler(req, res);
           return;
         }
-        const text = { 401: 'Unauthorized', 403: 'Forbidden', 500: 'Internal Server Error' }[decision.status];
+        const text = {
+          401: 'Unauthorized',
+          403: 'Forbidden',
+          500: 'Internal Server Error',
+          503: 'Service Unavailable',
+        }[decision.status];
         if (decision.status === 500) logger.warn({ path, reason: decision.reason }, 'metrics request not checked');
         else logger.debug({ path, status: decision.status, reason: decision.reason }, 'metrics request refused');
-        res.writeHead(decision.status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+        res.writeHead(decision.status, {
+          'Content-Type': 'text/plain; charset=utf-8',
+          'Cache-Control': 'no-store',
+          // RFC 9110: a 401 names the scheme it wants; a 503 says when to come back.
+          ...(decision.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="kube-rebalancer"' } : {}),
+          ...(decision.status === 503 ? { 'Retry-After': '1' } : {}),
+        });
         // 401 names no reason (the token may have been someone else's); 403 says which user lacks which permission.
         res.end(decision.status === 403 ? `${text}: ${decision.reason}\n` : `${text}\n`);
       },
@@ -78,20 +90,39 @@ export interface SecureServerOptions {
   readonly altNames: readonly string[];
   /** How often the folder is read again (default 10 s, as controller-runtime's certwatcher). */
   readonly reloadIntervalMs?: number;
+  /** Epoch ms (default Date.now): when the self-signed certificate is due for renewal. */
+  readonly now?: () => number;
+  /** How often the self-signed certificate's expiry is checked (default hourly). */
+  readonly renewCheckIntervalMs?: number;
 }
 
 export interface SecureServer {
   readonly server: Server;
   /** Stops watching the certificate files (the caller closes the server). */
   readonly stopWatching: () => void;
+  /** Makes a new self-signed certificate if the current one is due (true when it did). */
+  readonly renewIfDue: () => boolean;
 }
 
+const SELF_SIGNED_DAYS = 365;
+
 export function createSecureServer(opts: SecureServerOptions): SecureServer {
-  let current: KeyPair =
-    opts.certDir !== undefined
-      ? loadCertDir(opts.certDir)
-      : selfSignedCert({ commonName: 'kube-rebalancer', altNames: opts.altNames });
+  const now = opts.now ?? Date.now;
+  const selfSigned = (): ReturnType<typeof selfSignedCert> =>
+    selfSignedCert({ commonName: 'kube-rebalancer', altNames: opts.altNames, now: now(), validDays: SELF_SIGNED_DAYS });
+  let own = opts.certDir === undefined ? selfSigned() : undefined;
+  let current: KeyPair = own ?? loadCertDir(opts.certDir!);
   const server = createHttpsServer({ ...current, minVersion: 'TLSv1.2' }, opts.handler);
+  const renewIfDue = (): boolean => {
+    if (own === undefined || now() < own.notAfter - (SELF_SIGNED_DAYS * 86_400_000) / 3) return false;
+    own = selfSigned();
+    current = own;
+    server.setSecureContext({ ...own, minVersion: 'TLSv1.2' });
+    opts.logger.info({ notAfter: new Date(own.notAfter).toISOString() }, 'self-signed serving certificate renewed');
+    return true;
+  };
+  const renewTimer = own !== undefined ? setInterval(renewIfDue, opts.renewCheckIntervalMs ?? 3_600_000) : undefined;
+  renewTimer?.unref();
   let timer: NodeJS.Timeout | undefined;
   const dir = opts.certDir;
   if (dir !== undefined) {
@@ -120,6 +151,8 @@ export function createSecureServer(opts: SecureServerOptions): SecureServer {
     server,
     stopWatching: () => {
       if (timer !== undefined) clearInterval(timer);
+      if (renewTimer !== undefined) clearInterval(renewTimer);
     },
+    renewIfDue,
   };
 }

@@ -12,6 +12,8 @@ export interface SelfSignedCert {
   readonly cert: string;
   /** PEM PKCS#8 private key. */
   readonly key: string;
+  /** End of validity, epoch ms. */
+  readonly notAfter: number;
 }
 
 export interface SelfSignedOptions {
@@ -19,10 +21,19 @@ export interface SelfSignedOptions {
   readonly commonName: string;
   /** DNS names and IP addresses the certificate is valid for. */
   readonly altNames: readonly string[];
-  /** Start of validity (default now); the certificate is valid for `validDays` from it (default 365). */
+  /**
+   * Start of validity; the certificate is valid for `validDays` from it (default 365). Default: an hour before
+   * `now`, as client-go backdates its self-signed certificates for clients whose clock runs behind, valid for
+   * `validDays` from `now`.
+   */
   readonly notBefore?: Date;
   readonly validDays?: number;
+  /** Epoch ms (default Date.now()). */
+  readonly now?: number;
 }
+
+/** How far a self-signed certificate is backdated (client-go's clock-skew allowance). */
+export const BACKDATE_MS = 3_600_000;
 
 // DER: tag, definite length, content.
 function tlv(tag: number, content: Buffer): Buffer {
@@ -99,16 +110,23 @@ function extension(id: string, critical: boolean, value: Buffer): Buffer {
 /** A new key and a certificate it signs itself. */
 export function selfSignedCert(opts: SelfSignedOptions): SelfSignedCert {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return { cert: certificateFor(privateKey, publicKey, opts), key: exportKey(privateKey) };
+  const { cert, notAfter } = certificateFor(privateKey, publicKey, opts);
+  return { cert, key: exportKey(privateKey), notAfter };
 }
 
 function exportKey(key: KeyObject): string {
   return key.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
-function certificateFor(privateKey: KeyObject, publicKey: KeyObject, opts: SelfSignedOptions): string {
-  const notBefore = opts.notBefore ?? new Date();
-  const notAfter = new Date(notBefore.getTime() + (opts.validDays ?? 365) * 86_400_000);
+function certificateFor(
+  privateKey: KeyObject,
+  publicKey: KeyObject,
+  opts: SelfSignedOptions,
+): { cert: string; notAfter: number } {
+  const validMs = (opts.validDays ?? 365) * 86_400_000;
+  const now = opts.now ?? Date.now();
+  const notBefore = opts.notBefore ?? new Date(now - BACKDATE_MS);
+  const notAfter = new Date((opts.notBefore?.getTime() ?? now) + validMs);
   const name = sequence(set(sequence(oid('2.5.4.3'), utf8(opts.commonName))));
   const serial = randomBytes(16);
   serial[0] = serial[0]! & 0x7f || 0x01;
@@ -133,5 +151,8 @@ function certificateFor(privateKey: KeyObject, publicKey: KeyObject, opts: SelfS
   const signature = sign('sha256', tbs, { key: privateKey, dsaEncoding: 'der' });
   const der = sequence(tbs, ECDSA_WITH_SHA256, bitString(signature));
   const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
-  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+  return {
+    cert: `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`,
+    notAfter: notAfter.getTime(),
+  };
 }

@@ -13,7 +13,7 @@
 // leader holds per-policy state: when a replica starts leading it first reads every policy from the API server (not
 // its watch cache, which may lag) and rebuilds the state from the status found there; cycles wait for that. When it
 // stops leading, its running cycles are aborted and its state is dropped, so it can never write a stale picture
-// later. Every status write is conditional on the resourceVersion last read or written (status.ts); on a conflict
+// later; what it did and had not written is carried (carriedRecord.ts) and merged back if it leads again. Every status write is conditional on the resourceVersion last read or written (status.ts); on a conflict
 // the live status is read again and merged: totals add what this replica counted but has not written, cooldowns
 // are the union, the pause is this replica's own view (it has seen the latest cycle).
 //
@@ -35,6 +35,7 @@ import type { Clock } from '../clock.js';
 import type { CycleTrigger } from './debounce.js';
 import type { ClusterCache, LastPlanStatus, PolicyEntry } from './clusterCache.js';
 import type { EventRecorder, EventTarget } from './events.js';
+import { CarriedRecords } from './carriedRecord.js';
 import { PolicyRun, type Degradation, type RunDeps, type RunResult } from './eviction/executor.js';
 import {
   asDryRun,
@@ -183,8 +184,23 @@ export class PolicyController {
   private readonly states = new Map<string, PolicyState>();
   /** Set while a new leader rebuilds its state from the live statuses; cycles and writes wait for it. */
   private adoption: Promise<void> | undefined;
+  /** The states dropped when this replica last stopped leading, merged back when it leads again. */
+  private readonly carried = new CarriedRecords<Cooldown, PolicyState>();
 
   constructor(private readonly deps: PolicyControllerDeps) {}
+
+  /** A state rebuilt from the live status, plus what this replica did while it led before and did not write. */
+  private adopted(entry: PolicyEntry): PolicyState {
+    const state = this.fresh(entry, entry.status.persisted);
+    const added = this.carried.adopt(entry.name, state);
+    if (added !== undefined) {
+      this.deps.logger.info(
+        { policy: entry.name, ...added },
+        'merged what this replica did while it led before with the status read back',
+      );
+    }
+    return state;
+  }
 
   private fresh(entry: PolicyEntry, persisted: PersistedState): PolicyState {
     const now = this.deps.clock.now();
@@ -247,7 +263,9 @@ export class PolicyController {
       known.run?.abort('deleted');
       this.deps.metrics.forgetPolicy(name);
     }
-    const state = this.fresh(entry, entry.status.persisted);
+    // Only a leader takes over what was carried (a follower's state is dropped when it starts leading).
+    const state =
+      known === undefined && this.deps.isLeader() ? this.adopted(entry) : this.fresh(entry, entry.status.persisted);
     this.states.set(name, state);
     return state;
   }
@@ -268,7 +286,7 @@ export class PolicyController {
         entries.map(async (cached) => {
           try {
             const entry = await this.deps.readPolicy(cached.name);
-            if (entry !== undefined) this.states.set(entry.name, this.fresh(entry, entry.status.persisted));
+            if (entry !== undefined) this.states.set(entry.name, this.adopted(entry));
           } catch (err) {
             // Unreadable now: the watch cache's copy is the best there is (and the write precondition guards it).
             this.deps.logger.warn(
@@ -289,6 +307,7 @@ export class PolicyController {
   /** This replica stopped leading: abort its cycles and forget its state (the next leader owns it). */
   stoppedLeading(): void {
     for (const state of this.states.values()) state.run?.abort('leadership_lost');
+    this.carried.keep(this.states);
     this.states.clear();
     this.deps.metrics.forgetLeaderSeries();
   }
@@ -318,6 +337,7 @@ export class PolicyController {
   }
 
   removed(name: string): void {
+    this.carried.forget(name);
     const state = this.states.get(name);
     state?.windowTimer?.abort();
     this.states.delete(name);

@@ -191,7 +191,11 @@ export function createOperator(deps: OperatorDeps): Operator {
     userAgent: deps.userAgent ?? `${COMPONENT} (${deps.identity})`,
     onThrottle:
       deps.onThrottle ??
-      ((info) => logger.warn({ url: info.url, retryAfterMs: info.retryAfterMs }, 'API server throttled a request')),
+      ((info) =>
+        logger.warn(
+          { url: info.url, status: info.status, retryAfterMs: info.retryAfterMs },
+          'API server throttled a request',
+        )),
     watchTimeoutSeconds: deps.watchTimeoutSeconds ?? 300,
     ...(deps.watchIdleTimeoutMs !== undefined ? { watchIdleTimeoutMs: deps.watchIdleTimeoutMs } : {}),
     fence: () => elector.isLeader(),

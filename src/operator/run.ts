@@ -109,7 +109,7 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
   if (source === undefined) return badInput(NO_CREDENTIALS);
   let kubeConfig: Credentials;
   try {
-    kubeConfig = await loadCredentials(source, undefined);
+    kubeConfig = await loadCredentials(source, undefined, process.env, (line) => logger.warn(line));
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     const detail = err.field !== undefined ? `${err.field}: ${err.problem}` : err.problem;

@@ -59,6 +59,8 @@ export function volumeInformers(
         path: '/apis/storage.k8s.io/v1/csinodes',
         list: (page) => clients.storage.listCSINode(pageParams(page)),
         convert: convertCsiNode,
+        // Served since v1.17, but a trimmed-down API server may lack it; the planner then has no attach limits.
+        optional: true,
       },
       cache.csiNodeHandlers,
       deps,

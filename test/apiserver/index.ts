@@ -185,7 +185,7 @@ export interface TestApiServerOptions {
   kubelet?: KubeletOptions;
   /** Requests kept in `stats` (default 200000). */
   requestLogLimit?: number;
-  /** Reported by /version (default 1.31). */
+  /** Reported by /version (default 1.37, the newest supported release). */
   kubernetesVersion?: { major: string; minor: string };
 }
 
@@ -269,7 +269,7 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
     timers,
     token,
     serverAddress: () => address,
-    kubernetesVersion: options.kubernetesVersion ?? { major: '1', minor: '31' },
+    kubernetesVersion: options.kubernetesVersion ?? { major: '1', minor: '37' },
   });
   const server = createServer(handler);
   const sockets = new Set<Socket>();

@@ -1,4 +1,4 @@
-// Which V8 options `run` sets for itself (src/cli/heapOptions.ts): only for `run`, and never over an option of the
+// Which V8 options `run` sets for itself (src/cli/heapOptions.ts): only for `run` and live reads, and never over an option of the
 // same family the user gave on the command line or in NODE_OPTIONS. The footprint they buy is measured by the
 // benchmarks (bench/RESULTS.md), not here.
 import { describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ describe('operatorV8Flags', () => {
     [['run', '--kubeconfig', '/k', '--leader-elect'], BOTH],
     [['plan', '--snapshot', 'run'], []],
     [['simulate', '--snapshot', 'x.yaml'], []],
+    [['plan', '--kubeconfig', '/k'], BOTH],
+    [['simulate'], BOTH],
     [['version'], []],
     [['--help'], []],
     [[], []],

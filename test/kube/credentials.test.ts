@@ -376,4 +376,9 @@ describe('NO_PROXY', () => {
     expect(proxyFromEnvironment('http://a:8080', { HTTPS_PROXY: 'http://p:1' })).toBeUndefined();
     expect(proxyFromEnvironment('http://a:8080', { HTTP_PROXY: 'http://p:2' })).toBe('http://p:2');
   });
+
+  it('a proxy without a scheme is http://, as Go reads it', () => {
+    expect(proxyFromEnvironment('https://a:6443', { HTTPS_PROXY: 'proxy.corp:3128' })).toBe('http://proxy.corp:3128');
+    expect(proxyFromEnvironment('https://a:6443', { HTTPS_PROXY: 'https://p:1' })).toBe('https://p:1');
+  });
 });

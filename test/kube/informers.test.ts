@@ -298,3 +298,43 @@ describe('LimitedWatch against a fake server (defect 3)', () => {
     expect(watches.map((w) => Number(w.url.searchParams.get('timeoutSeconds')))).toEqual([300, 450, 599]);
   });
 });
+
+describe('an optional API the cluster does not serve', () => {
+  it('is synced and empty at the first 404, reported once, and keeps being tried', async () => {
+    const clock = new ManualClock();
+    const limiter = createRateLimiter({ qps: 100, burst: 100, clock });
+    const { logger, lines } = captureLogger();
+    let lists = 0;
+    const informer = new SupervisedInformer<Node>(
+      {
+        resource: 'csinodes',
+        path: '/apis/storage.k8s.io/v1/csinodes',
+        optional: true,
+        list: () => {
+          lists++;
+          return Promise.reject(
+            Object.assign(new Error('GET /apis/storage.k8s.io/v1/csinodes: HTTP 404'), { code: 404 }),
+          );
+        },
+        convert: (raw) => raw as Node,
+      },
+      { upsert: () => undefined, remove: () => undefined },
+      {
+        clock,
+        logger,
+        newWatch: () => new FakeWatch(limiter, clock, () => undefined) as unknown as LimitedWatch,
+        backoff: { initialMs: 800, maxMs: 30_000, jitter: 1, random: () => 0.5 },
+      },
+    );
+    informer.start();
+    await informer.waitForSync();
+    expect(informer.synced()).toBe(true);
+    await run(clock, 60_000, 500);
+    informer.stop();
+    expect(lists).toBeGreaterThan(2);
+    const warnings = lines.filter((l) => l.level >= 40).map((l) => l.msg);
+    expect(warnings).toEqual([
+      'the cluster does not serve /apis/storage.k8s.io/v1/csinodes; read as empty until it does',
+    ]);
+  });
+});

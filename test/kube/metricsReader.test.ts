@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import { createKubeClients, type KubeClients } from '../../src/kube/kubeClient.js';
-import { MetricsReader, STALE_READING_MS } from '../../src/kube/metricsReader.js';
+import { MetricsReader, metricsApiProblem, STALE_READING_MS } from '../../src/kube/metricsReader.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
 import { METRICS_API, REBALANCE_POLICY, startTestApiServer, type TestApiServer } from '../apiserver/index.js';
 
@@ -150,5 +150,14 @@ describe('MetricsReader', () => {
     expect(reading.available).toBe(false);
     if (!reading.available)
       expect(reading.message).toContain('NodeMetrics node-2: usage.cpu: must be a non-negative quantity');
+  });
+});
+
+describe('metricsApiProblem', () => {
+  it('a 401 is about credentials, not a missing ClusterRole grant; a 403 is the grant', () => {
+    expect(metricsApiProblem(401, 'nodes')).toBe(
+      "metrics.k8s.io/v1beta1 nodes: HTTP 401: the API server did not accept this client's credentials",
+    );
+    expect(metricsApiProblem(403, 'nodes')).toMatch(/ClusterRole needs get\/list/);
   });
 });

@@ -1,8 +1,14 @@
-// The token bucket: burst, sustained rate, FIFO order, pauses (Retry-After), aborts; and, as a property over random
+// The token bucket: burst, sustained rate, FIFO order, priorities (an Event never holds an eviction; Events still go
+// out while evictions stream), bounded queues, aborts; and, as a property over random
 // arrival patterns, that no interval of length T ever sees more than burst + qps × T grants.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, RateLimiterConfigError } from '../../src/kube/rateLimiter.js';
+import {
+  createRateLimiter,
+  DEFAULT_LOW_MAX_WAIT_MS,
+  LimiterQueueFullError,
+  RateLimiterConfigError,
+} from '../../src/kube/rateLimiter.js';
 import { ManualClock } from '../operator/fakes.js';
 
 async function grantTimes(clock: ManualClock, qps: number, burst: number, arrivals: number[]): Promise<number[]> {
@@ -93,22 +99,64 @@ describe('rate limiter', () => {
     ]);
   });
 
-  it('holds every request, waiting ones included, until a pause ends', async () => {
+  it('an eviction arriving while the limiter sleeps for an Event is granted at its own token time', async () => {
+    // 20 qps, burst 40: an Event waits up to 2 s for a full bucket. The eviction that comes 10 ms later needs one
+    // token, refilled 50 ms after the bucket emptied; it must not sleep out the Event's wait.
     const clock = new ManualClock();
-    const limiter = createRateLimiter({ qps: 1000, burst: 10, clock });
+    const limiter = createRateLimiter({ qps: 20, burst: 40, clock });
     const start = clock.now();
-    await limiter.acquire();
-    limiter.pauseUntil(start + 2000);
-    const granted: number[] = [];
-    const waiting = [limiter.acquire(), limiter.acquire()].map((p) =>
-      p.then(() => void granted.push(clock.now() - start)),
-    );
-    await clock.advance(1999);
-    expect(granted).toEqual([]);
+    for (let i = 0; i < 40; i++) await limiter.acquire();
+    const event = limiter.acquire(undefined, 'low');
     await clock.advance(10);
-    await Promise.all(waiting);
-    expect(granted.every((t) => t >= 2000)).toBe(true);
-    expect(limiter.granted()).toBe(3);
+    let evictedAt: number | undefined;
+    const eviction = limiter.acquire().then(() => void (evictedAt = clock.now() - start));
+    await clock.advance(40);
+    await eviction;
+    expect(evictedAt).toBe(50);
+    expect(evictedAt! - 10).toBeLessThanOrEqual(1000 / 20);
+    await clock.advance(10_000);
+    await event;
+  });
+
+  it('during a stream of 100 evictions at 5 qps, evictions stay at most 2/qps apart and Events go out', async () => {
+    const clock = new ManualClock();
+    const qps = 5;
+    const limiter = createRateLimiter({ qps, burst: 10, clock });
+    const start = clock.now();
+    const evicted: number[] = [];
+    const recorded: number[] = [];
+    const events: Promise<void>[] = [];
+    // The executor keeps evictions due back to back; each one it sends is recorded by an Event.
+    const stream = (async () => {
+      for (let i = 0; i < 100; i++) {
+        await limiter.acquire();
+        evicted.push(clock.now() - start);
+        events.push(limiter.acquire(undefined, 'low').then(() => void recorded.push(clock.now() - start)));
+      }
+    })();
+    for (let t = 0; t < 120_000 && evicted.length < 100; t += 50) await clock.advance(50);
+    await stream;
+    const gaps = evicted.slice(1).map((t, i) => t - evicted[i]!);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(2 * (1000 / qps) + 1);
+    const last = evicted[evicted.length - 1]!;
+    const duringStream = recorded.filter((t) => t < last);
+    expect(duringStream.length).toBeGreaterThan(20);
+    expect(recorded[0]).toBeLessThanOrEqual(DEFAULT_LOW_MAX_WAIT_MS + 2 * (1000 / qps));
+    await clock.advance(120_000);
+    await Promise.all(events);
+    expect(recorded).toHaveLength(100);
+  });
+
+  it('refuses a request beyond the queue bound of its priority, and keeps serving the others', async () => {
+    const clock = new ManualClock();
+    const limiter = createRateLimiter({ qps: 1, burst: 1, clock, maxWaiting: 2 });
+    await limiter.acquire();
+    const waiting = [limiter.acquire(), limiter.acquire()];
+    await expect(limiter.acquire()).rejects.toBeInstanceOf(LimiterQueueFullError);
+    const low = limiter.acquire(undefined, 'low');
+    await clock.advance(10_000);
+    await Promise.all([...waiting, low]);
+    expect(limiter.granted()).toBe(4);
   });
 
   it('an aborted wait resolves at once and uses no token', async () => {

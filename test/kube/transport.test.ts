@@ -328,5 +328,11 @@ describe('proxies (defect 6)', () => {
     await c.core.listNode({ limit: 1 });
     expect(proxy.tunnels).toEqual([api.url.replace('http://', '')]);
     expect(api.seen.map((r) => r.path)).toEqual(['/api/v1/nodes?limit=1']);
+    // client-node builds a new proxy agent per call; the transport keeps one pooled agent per proxy, so the next
+    // requests reuse the tunnel instead of a CONNECT each.
+    await c.core.listNode({ limit: 1 });
+    await c.core.listNamespace({ limit: 1 });
+    expect(proxy.tunnels).toHaveLength(1);
+    expect(api.seen).toHaveLength(3);
   });
 });

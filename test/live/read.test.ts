@@ -140,6 +140,18 @@ describe('loadCredentials', () => {
     expect((await loadCredentials({ kind: 'flag', path }, context)).getCurrentCluster()?.server).toBe(server);
   });
 
+  it('a missing file in $KUBECONFIG is reported and skipped, as kubectl skips it; none at all is bad input', async () => {
+    const path = join(dir, 'kc-present');
+    writeFileSync(path, kubeconfig('two'));
+    const gone = join(dir, 'kc-gone');
+    const warnings: string[] = [];
+    const kc = await loadCredentials({ kind: 'env', paths: [gone, path] }, undefined, {}, (l) => warnings.push(l));
+    expect(kc.getCurrentCluster()?.server).toBe('http://127.0.0.1:2');
+    expect(warnings).toEqual([`warning: $KUBECONFIG names ${gone}, which does not exist; skipped`]);
+    await expect(loadCredentials({ kind: 'env', paths: [gone] }, undefined, {})).rejects.toThrow(/none of its files/);
+    await expect(loadCredentials({ kind: 'flag', path: gone }, undefined, {})).rejects.toThrow(/cannot load/);
+  });
+
   it.each([
     ['an unknown --context', 'one', 'three', /has no context "three" \(it has: one, two\)/],
     ['no current context', '', undefined, /current-context: is not set/],
@@ -188,8 +200,46 @@ describe('plan --kubeconfig against the test API server', () => {
     expect(live.err).toBe('');
     expect(live.code).toBe(0);
     expect(JSON.parse(live.out)).toEqual(JSON.parse(saved.out));
-    const verbs = new Set(server.stats.requests(undefined, mark).map((r) => r.verb));
+    // Read-only: lists of resources, and the one GET of /version (not a resource) that picks the scheduler modelled.
+    const requests = server.stats.requests(undefined, mark);
+    const verbs = new Set(requests.filter((r) => r.url !== '/version').map((r) => r.verb));
     expect([...verbs]).toEqual(['list']);
+    expect(requests.filter((r) => r.url === '/version').map((r) => r.verb)).toEqual(['get']);
+  });
+
+  it('completes when the API server answers 429 and 503 with Retry-After (waited out, as the operator does)', async () => {
+    const served = await serveExample(true);
+    server = served.server;
+    const saved = await run('plan', '--snapshot', 'examples/zone-skew.yaml');
+    const mark = server.stats.mark();
+    server.faults.failNext({ verb: 'list', resource: 'pods', status: 429, retryAfterSeconds: 1, count: 1 });
+    server.faults.failNext({ verb: 'list', resource: 'nodes', status: 503, retryAfterSeconds: 1, count: 1 });
+    const live = await run('plan', '--kubeconfig', served.kubeconfig);
+    expect(live.err).toBe('');
+    expect(live.code).toBe(0);
+    expect(JSON.parse(live.out)).toEqual(JSON.parse(saved.out));
+    const pods = server.stats.requests({ verb: 'list', resource: 'pods' }, mark);
+    expect(pods.map((r) => r.code)).toEqual([429, 200]);
+    expect(pods[1]!.time - pods[0]!.time).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('lists again from the start, more than once, when continue tokens expire (410)', async () => {
+    let expired = 0;
+    const items = pods(7);
+    const get: Getter = (path) => {
+      const url = new URL(path, 'http://x');
+      const start = Number(url.searchParams.get('continue') ?? '0');
+      if (start > 0 && expired < 3) {
+        expired++;
+        return Promise.resolve({ status: 410, body: { kind: 'Status', reason: 'Expired' } });
+      }
+      const end = Math.min(items.length, start + 2);
+      const metadata = end < items.length ? { continue: String(end) } : {};
+      return Promise.resolve({ status: 200, body: { metadata, items: items.slice(start, end) } });
+    };
+    const listed = await listKind(get, PODS, { pageSize: 2 });
+    expect(listed).toHaveLength(7);
+    expect(expired).toBe(3);
   });
 
   it('simulate -o table through the live cluster matches the saved one', async () => {

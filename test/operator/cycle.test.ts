@@ -103,6 +103,37 @@ describe('policy state', () => {
     expect(state.resourceVersion).toBe('10');
   });
 
+  it('a Lease lost before the status was written: what this replica did is merged back and written as it leads again', async () => {
+    // It led, counted two evictions and a cooldown, and lost the Lease before any write went through.
+    const before = policyObject('5', { totals: { evicted: 1, failed: 0 } });
+    // Meanwhile another leader wrote its own eviction: the live status says 2.
+    let live = before;
+    const { controller, writes } = setup(before, () => live);
+    await controller.startedLeading();
+    const state = controller.state('balance')!;
+    state.totals.evicted += 2;
+    state.unwritten.evicted += 2;
+    state.cooldowns.set('shop/Deployment/web', {
+      until: Number.MAX_SAFE_INTEGER,
+      untilWall: Date.parse(until),
+      reason: 'mine',
+    });
+    controller.stoppedLeading();
+    live = policyObject('9', { totals: { evicted: 2, failed: 0 } });
+    const writesBefore = writes.length;
+    await controller.startedLeading();
+    expect(writes.length).toBe(writesBefore + 1);
+    const written = writes.at(-1)!;
+    expect(written.resourceVersion).toBe('9');
+    expect(written.status.totals).toEqual({ evicted: 4, failed: 0 });
+    expect(written.status.cooldowns.map((c) => c.workload)).toEqual(['shop/Deployment/web']);
+    // Merged once: leading a third time adds nothing more.
+    controller.stoppedLeading();
+    live = policyObject('10', { totals: { evicted: 4, failed: 0 } });
+    await controller.startedLeading();
+    expect(writes.at(-1)!.status.totals).toEqual({ evicted: 4, failed: 0 });
+  });
+
   it('a cooldown read back keeps its wall-clock end, measured from then on by the monotonic clock', async () => {
     const live = policyObject('3', { cooldowns: [{ workload: 'shop/Deployment/web', until, reason: 'x' }] });
     const { controller, writes, clock } = setup(live, () => live);
