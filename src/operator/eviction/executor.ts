@@ -19,6 +19,10 @@
 //      finished lane; a lane that did not evict holds its workload for the rest of the run, and every eviction
 //      counts against the run's limits (maxPerCycle, maxPerNode, maxPerNamespace, maxPerWorkload, enforced again
 //      here with the planner's own counters), so a run is bounded by maxPerCycle + number of workloads plans.
+// Closed loop (paced runs only): the lanes of a plan take turns in plan order, each eviction waits until the
+// replacements of the ones before it have landed, and a replacement that lands anywhere but its target makes the rest
+// of that plan stale: its moves are planned again from the caches before anything else is evicted (landingOrder.ts).
+// Every landing is checked against the prediction (landingWatch.ts: metric, log line, Event when elsewhere).
 // DryRun (server-side dry-run evictions change nothing) and waitForReplacement: false run one plan and execute it
 // whole, each lane taking its workload's evictions in order.
 //
@@ -51,6 +55,8 @@ import { waitForBudget } from './budgetWait.js';
 import type { Clock } from '../../clock.js';
 import { pdbWaitKey, workloadWaitKey, type ClusterCache } from '../clusterCache.js';
 import { EvictionLanes } from './evictionLanes.js';
+import { LandingOrder } from './landingOrder.js';
+import { landingPredicted, reportLanding, watchLanding, type Landing } from './landingWatch.js';
 import { EvictionOutcomes, type RunCounts } from './evictionOutcomes.js';
 import { RetryingEvictions, type RetryOptions } from './evictionRetry.js';
 import type { Evictor } from './evictor.js';
@@ -101,6 +107,13 @@ export interface RunOptions {
    * Every plan of the run uses it; the planner brings it up to date with the pods evicted and replaced since.
    */
   readonly metrics?: UsageMetrics;
+  /** A replacement's landing was checked against its prediction (paced runs). */
+  readonly onLanding?: (landing: Landing) => void;
+  /**
+   * Set while the policy's predictions are unreliable (PredictionsUnreliable): why. No move made by prediction is
+   * executed; housekeeping, which asks for a new pod rather than another place, still is.
+   */
+  readonly predictionsUnreliable?: string;
 }
 
 export interface EvictionGate {
@@ -135,8 +148,17 @@ export interface RunResult {
   readonly halted: Halt | undefined;
 }
 
-/** What one eviction attempt came to; `paced` is set for an eviction whose replacement the lane must wait for. */
-type Executed = { result: EvictionResult; paced?: EvictionRecord } | undefined;
+/**
+ * What one eviction attempt came to; `paced` is set for an eviction whose replacement the lane must wait for.
+ * `stale`: the plan the move came from no longer holds, nothing was sent. Undefined: the run halted first.
+ */
+type Executed = { result: EvictionResult; paced?: EvictionRecord } | 'stale' | undefined;
+
+/** A paced lane's place in the closed loop: its plan and its index in that plan's order. */
+interface LaneTurn {
+  readonly plan: number;
+  readonly index: number;
+}
 
 export class PolicyRun {
   private readonly dryRun: boolean;
@@ -148,6 +170,9 @@ export class PolicyRun {
   private readonly halt: RunHalt;
   private readonly sender: RetryingEvictions;
   private degraded: Degradation | undefined;
+  private readonly order = new LandingOrder();
+  private readonly landings = new Set<Promise<void>>();
+  private planNumber = 0;
 
   constructor(
     private readonly deps: RunDeps,
@@ -206,6 +231,7 @@ export class PolicyRun {
       domainCounts: false,
       schedulerProfile: this.deps.schedulerProfile,
     });
+    this.planNumber = this.order.newPlan();
     return { plan, moves };
   }
 
@@ -237,6 +263,7 @@ export class PolicyRun {
       }
     }
     await this.lanes.settled();
+    await Promise.all(this.landings);
     this.reservations.releaseAll();
     if (stale && this.halt.reason === undefined) {
       // The loop ended on spent limits while lanes were pacing: one more look at the cluster, for the report.
@@ -255,9 +282,14 @@ export class PolicyRun {
 
   private startLanes(outcome: RunPlan): void {
     const byWorkload = new Map<string, Move[]>();
+    const unreliable = this.opts.predictionsUnreliable;
     for (const move of outcome.moves) {
       const key = workloadKey(move.pod);
       if (this.lanes.has(key) || this.holds.has(key)) continue;
+      if (unreliable !== undefined && STRATEGIES.byName(move.strategy)?.kind !== 'housekeeping') {
+        this.holds.hold(key, `not evicted by prediction: ${unreliable}`);
+        continue;
+      }
       // The planner counts limits per plan; the run's own counters decide (per node, namespace and workload).
       const limit = this.reservations.limits.exceeded(move.pod);
       if (limit !== undefined) {
@@ -269,19 +301,30 @@ export class PolicyRun {
       // With pacing only the first step is taken; the rest is re-planned from the fresh cache.
       if (!this.pacing || list.length === 0) list.push(move);
     }
+    let index = 0;
     for (const [key, list] of byWorkload) {
-      this.lanes.start(key, this.lane(key, list, outcome.plan), (err) => {
+      const turn = this.pacing ? { plan: this.planNumber, index: index++ } : undefined;
+      this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
+        if (turn !== undefined) this.order.invalidate(turn.plan);
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
         this.holds.hold(key, 'an internal error stopped this workload for this run');
       });
     }
   }
 
-  private async lane(key: string, moves: readonly Move[], plan: RebalancePlan): Promise<void> {
+  private async lane(key: string, moves: readonly Move[], plan: RebalancePlan, turn?: LaneTurn): Promise<void> {
     for (const move of moves) {
       if (this.halt.reason !== undefined) return;
-      const executed = await this.executeOne(move, plan);
-      if (executed === undefined) return;
+      let executed: Executed;
+      try {
+        executed = await this.executeOne(move, plan, turn);
+      } finally {
+        // A move that was not made as planned leaves the rest of its plan predicted on a state that did not happen.
+        const asPlanned = typeof executed === 'object' && executed.result === 'evicted';
+        if (turn !== undefined && !asPlanned && executed !== 'stale') this.order.invalidate(turn.plan);
+        if (turn !== undefined) this.order.settle(turn.plan, turn.index);
+      }
+      if (executed === undefined || executed === 'stale') return;
       const { result, paced } = executed;
       if (result !== 'evicted' && result !== 'dry_run') {
         this.holds.hold(key, `the last eviction of this workload ended as ${result}; retried next run`);
@@ -295,7 +338,7 @@ export class PolicyRun {
   }
 
   /** Runs the checks and the call; returns the recorded result, or undefined when the run was halted first. */
-  private async executeOne(move: Move, plan: RebalancePlan): Promise<Executed> {
+  private async executeOne(move: Move, plan: RebalancePlan, turn: LaneTurn | undefined): Promise<Executed> {
     const record = (result: EvictionResult, detail: string, code?: string): Executed => {
       this.outcomes.record(move, plan, result, detail, code);
       return { result };
@@ -320,6 +363,14 @@ export class PolicyRun {
     if (budget.kind !== 'ok') {
       this.reservations.giveBack(pod);
       return budget.kind === 'halted' ? undefined : record(budget.result, budget.reason);
+    }
+    if (turn !== undefined) {
+      const go = await this.order.waitTurn(turn.plan, turn.index, this.halt.signal);
+      if (go !== 'go') {
+        this.reservations.giveBack(pod);
+        if (go === 'stale') this.log.debug({ pod: `${pod.namespace}/${pod.name}` }, 'plan went stale; move re-planned');
+        return go === 'stale' ? 'stale' : undefined;
+      }
     }
     const readyBefore = this.deps.cache.readyCount(key);
     const podsBefore = new Set(this.deps.cache.workloadPods(key).map((p) => p.uid));
@@ -373,7 +424,37 @@ export class PolicyRun {
       pdb: budget.entry === undefined ? undefined : { key: budget.key, resourceVersion: budget.entry.resourceVersion },
     };
     record('evicted', 'evicted');
+    if (turn !== undefined && landingPredicted(move)) this.watchLanding(move, paced);
     return { result: 'evicted', paced };
+  }
+
+  /**
+   * Checks where the replacement lands; until it has, no other eviction of this run is sent. Anywhere but the target
+   * makes the current plan stale.
+   */
+  private watchLanding(move: Move, paced: EvictionRecord): void {
+    this.order.landingAwaited();
+    const timeoutMs = this.opts.policy.spec.eviction.replacementTimeoutMs;
+    const done = watchLanding(this.deps.cache, paced, move, timeoutMs, this.halt.signal)
+      .then((landing: Landing | undefined) => {
+        if (landing === undefined) return;
+        reportLanding(landing, this.opts.policy.name, {
+          metrics: this.deps.metrics,
+          events: this.deps.events,
+          log: this.log,
+        });
+        if (landing.outcome !== 'target') this.order.invalidateCurrent();
+        this.opts.onLanding?.(landing);
+      })
+      .catch((err: unknown) => {
+        this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'landing check failed');
+        this.order.invalidateCurrent();
+      })
+      .finally(() => {
+        this.order.landingKnown();
+        this.landings.delete(done);
+      });
+    this.landings.add(done);
   }
 
   /** Waits for the evicted pod's replacement; a replacement still Pending degrades the policy and halts the run. */
