@@ -44,6 +44,8 @@ import {
   type WindowClosedDuringCycle,
 } from './maintenanceWindows.js';
 import type { LoopDetection } from './eviction/pacing.js';
+import type { Landing } from './eviction/landingWatch.js';
+import { LandingRecord, PREDICTIONS_UNRELIABLE, schedulerConfigFingerprint } from './landingRecord.js';
 import {
   buildStatus,
   POLICY_GROUP,
@@ -97,6 +99,8 @@ export interface PolicyState {
   windowClosed: WindowClosedDuringCycle | undefined;
   /** Wakes at the next window boundary to refresh the OutsideWindow condition. */
   windowTimer: AbortController | undefined;
+  /** How the policy's predictions held (status.landing), PredictionsUnreliable included. */
+  readonly landing: LandingRecord;
 }
 
 /**
@@ -227,6 +231,7 @@ export class PolicyController {
       checkpointAt: this.deps.clock.now(),
       windowClosed: undefined,
       windowTimer: undefined,
+      landing: new LandingRecord(persisted.landing),
     };
   }
 
@@ -343,12 +348,15 @@ export class PolicyController {
     // A later window forgets how the previous one ended (the run's own window may still read as open for a moment).
     if (window?.kind === 'open' && window.until !== state.windowClosed?.windowEnd) state.windowClosed = undefined;
     this.armWindowTimer(entry.name, state, window === undefined ? undefined : nextBoundary(window));
+    const unreliable = state.landing.unreliableFor(entry.generation, this.schedulerConfig);
     const degraded =
       state.paused !== undefined
         ? { reason: state.paused.reason, message: state.paused.message }
         : state.lastFailure !== undefined
           ? { reason: 'CycleFailed', message: state.lastFailure }
-          : state.planDegraded;
+          : unreliable !== undefined
+            ? { reason: PREDICTIONS_UNRELIABLE, message: unreliable.message }
+            : state.planDegraded;
     const now = this.deps.clock.now();
     const cooldowns: CooldownStatus[] = [];
     for (const [workload, c] of state.cooldowns) {
@@ -384,7 +392,26 @@ export class PolicyController {
               message: p.message,
             },
       lastRunResult: state.lastRunResult,
+      landing: state.landing.status(),
     });
+  }
+
+  /** Which scheduler configuration predictions are made with (a change lifts PredictionsUnreliable). */
+  private get schedulerConfig(): string {
+    return schedulerConfigFingerprint(this.deps.run.schedulerProfile);
+  }
+
+  /** A replacement's landing, into the policy's record; predictions turning unreliable is said once, at once. */
+  private onLanding(entry: PolicyEntry, state: PolicyState, log: Logger, landing: Landing): void {
+    const verdict = state.landing.add(landing, {
+      time: rfc3339(this.deps.clock.wall()),
+      generation: entry.generation,
+      schedulerConfig: this.schedulerConfig,
+    });
+    if (verdict === undefined) return;
+    log.warn({ reason: PREDICTIONS_UNRELIABLE }, verdict.message);
+    this.deps.events.record(policyTarget(entry), 'Warning', PREDICTIONS_UNRELIABLE, verdict.message);
+    void this.syncStatus(entry.name);
   }
 
   /** One conditional write; on a conflict, re-read the live object, merge, and try again (a few times). */
@@ -579,6 +606,9 @@ export class PolicyController {
     if (this.deps.stopSignal.aborted) abort.abort('shutting_down');
     state.run = abort;
     const { runPolicy, gate, fields, message } = this.windowed(policy, state, this.deps.clock.wall());
+    const unreliable = state.landing.unreliableFor(entry.generation, this.schedulerConfig);
+    if (unreliable !== undefined)
+      log.info({ reason: PREDICTIONS_UNRELIABLE }, 'predictions unreliable: nothing is evicted by prediction');
     // Whether this run may act on the skew it finds (mode Evict, inside its window): where it may not, the skew is
     // reported but not alerted on.
     const evicts = runPolicy.spec.mode === 'Evict';
@@ -603,6 +633,8 @@ export class PolicyController {
           signal: abort.signal,
           held: this.cooldownHolds(state, started),
           onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
+          onLanding: (landing) => this.onLanding(entry, state, log, landing),
+          ...(unreliable !== undefined ? { predictionsUnreliable: unreliable.message } : {}),
           onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan, { evicts }),
           ...(usage !== undefined ? { metrics: usage } : {}),
         },
