@@ -401,6 +401,19 @@ export class PolicyController {
     return schedulerConfigFingerprint(this.deps.run.schedulerProfile);
   }
 
+  /** The closed loop's part of a run's options: where landings go, and whether predictions may be acted on. */
+  private landingOptions(
+    entry: PolicyEntry,
+    state: PolicyState,
+    log: Logger,
+  ): { onLanding: (landing: Landing) => void; predictionsUnreliable?: string } {
+    const onLanding = (landing: Landing): void => this.onLanding(entry, state, log, landing);
+    const unreliable = state.landing.unreliableFor(entry.generation, this.schedulerConfig);
+    if (unreliable === undefined) return { onLanding };
+    log.info({ reason: PREDICTIONS_UNRELIABLE }, 'predictions unreliable: nothing is evicted by prediction');
+    return { onLanding, predictionsUnreliable: unreliable.message };
+  }
+
   /** A replacement's landing, into the policy's record; predictions turning unreliable is said once, at once. */
   private onLanding(entry: PolicyEntry, state: PolicyState, log: Logger, landing: Landing): void {
     const verdict = state.landing.add(landing, {
@@ -606,9 +619,6 @@ export class PolicyController {
     if (this.deps.stopSignal.aborted) abort.abort('shutting_down');
     state.run = abort;
     const { runPolicy, gate, fields, message } = this.windowed(policy, state, this.deps.clock.wall());
-    const unreliable = state.landing.unreliableFor(entry.generation, this.schedulerConfig);
-    if (unreliable !== undefined)
-      log.info({ reason: PREDICTIONS_UNRELIABLE }, 'predictions unreliable: nothing is evicted by prediction');
     // Whether this run may act on the skew it finds (mode Evict, inside its window): where it may not, the skew is
     // reported but not alerted on.
     const evicts = runPolicy.spec.mode === 'Evict';
@@ -633,8 +643,7 @@ export class PolicyController {
           signal: abort.signal,
           held: this.cooldownHolds(state, started),
           onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
-          onLanding: (landing) => this.onLanding(entry, state, log, landing),
-          ...(unreliable !== undefined ? { predictionsUnreliable: unreliable.message } : {}),
+          ...this.landingOptions(entry, state, log),
           onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan, { evicts }),
           ...(usage !== undefined ? { metrics: usage } : {}),
         },
