@@ -246,7 +246,18 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     }
   }
 
+  // Every outcome's series starts at 0 with a policy's first landing, so increase() over them counts the first miss.
+  const landingPolicies = new Set<string>();
+  function recordLanding(policy: string, outcome: LandingOutcome): void {
+    if (!landingPolicies.has(policy)) {
+      landingPolicies.add(policy);
+      for (const o of LANDING_OUTCOMES) landings.inc({ policy, outcome: o }, 0);
+    }
+    landings.inc({ policy, outcome });
+  }
+
   function forgetPolicy(policy: string): void {
+    landingPolicies.delete(policy);
     for (const key of ownedByPolicy.get(policy) ?? []) release(policy, key);
     ownedByPolicy.delete(policy);
     for (const strategy of strategies) {
@@ -277,7 +288,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     recordTopology,
     recordViolations,
     recordEviction: (policy, strategy, result) => evictions.inc({ policy, strategy, result }),
-    recordLanding: (policy, outcome) => landings.inc({ policy, outcome }),
+    recordLanding,
     observeCycle,
     recordAbort: (policy, reason) => cycleAborts.inc({ policy, reason }),
     markCycleDue: (policy) => cycleDue.set({ policy }, now() / 1000),

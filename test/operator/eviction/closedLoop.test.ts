@@ -155,7 +155,7 @@ describe('the closed loop', () => {
     const apiEvicted = lines.find((l) => l['result'] === 'evicted' && String(l['pod']).startsWith('shop/api-'));
     expect(apiEvicted).toMatchObject({ target: 'n-b1' });
     expect(result.plans).toBeGreaterThanOrEqual(2);
-    expect(await landingMetric(registry)).toEqual({ tied: 1, target: 1 });
+    expect(await landingMetric(registry)).toEqual({ target: 1, tied: 1, elsewhere: 0, unscheduled: 0 });
   });
 
   it('when every landing is the target, the plan is followed as made, one landing after another', async () => {
@@ -166,7 +166,7 @@ describe('the closed loop', () => {
       'bind api-new → n-b2',
     ]);
     expect(landings.map((l) => l.outcome)).toEqual(['target', 'target']);
-    expect(await landingMetric(registry)).toEqual({ target: 2 });
+    expect(await landingMetric(registry)).toEqual({ target: 2, tied: 0, elsewhere: 0, unscheduled: 0 });
   });
 
   it('a replacement that lands off the target and its ties is counted elsewhere, with a Warning Event on it', async () => {
