@@ -406,12 +406,16 @@ export class PolicyController {
     entry: PolicyEntry,
     state: PolicyState,
     log: Logger,
-  ): { onLanding: (landing: Landing) => void; predictionsUnreliable?: string } {
+  ): { onLanding: (landing: Landing) => void; predictionsUnreliable: () => string | undefined } {
     const onLanding = (landing: Landing): void => this.onLanding(entry, state, log, landing);
     const unreliable = state.landing.unreliableFor(entry.generation, this.schedulerConfig);
-    if (unreliable === undefined) return { onLanding };
-    log.info({ reason: PREDICTIONS_UNRELIABLE }, 'predictions unreliable: nothing is evicted by prediction');
-    return { onLanding, predictionsUnreliable: unreliable.message };
+    if (unreliable !== undefined) {
+      log.info({ reason: PREDICTIONS_UNRELIABLE }, 'predictions unreliable: nothing is evicted by prediction');
+    }
+    return {
+      onLanding,
+      predictionsUnreliable: () => state.landing.unreliableFor(entry.generation, this.schedulerConfig)?.message,
+    };
   }
 
   /** A replacement's landing, into the policy's record; predictions turning unreliable is said once, at once. */

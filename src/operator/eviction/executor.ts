@@ -110,10 +110,11 @@ export interface RunOptions {
   /** A replacement's landing was checked against its prediction (paced runs). */
   readonly onLanding?: (landing: Landing) => void;
   /**
-   * Set while the policy's predictions are unreliable (PredictionsUnreliable): why. No move made by prediction is
-   * executed; housekeeping, which asks for a new pod rather than another place, still is.
+   * Why the policy's predictions are unreliable (PredictionsUnreliable), or undefined; asked at every plan of the run,
+   * so the verdict stops a run that reaches it. No move made by prediction is executed then; housekeeping, which asks
+   * for a new pod rather than another place, still is.
    */
-  readonly predictionsUnreliable?: string;
+  readonly predictionsUnreliable?: () => string | undefined;
 }
 
 export interface EvictionGate {
@@ -282,7 +283,7 @@ export class PolicyRun {
 
   private startLanes(outcome: RunPlan): void {
     const byWorkload = new Map<string, Move[]>();
-    const unreliable = this.opts.predictionsUnreliable;
+    const unreliable = this.opts.predictionsUnreliable?.();
     for (const move of outcome.moves) {
       const key = workloadKey(move.pod);
       if (this.lanes.has(key) || this.holds.has(key)) continue;

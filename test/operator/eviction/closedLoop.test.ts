@@ -209,7 +209,7 @@ describe('the closed loop', () => {
         signal: new AbortController().signal,
         held: new Map(),
         onLoop: () => undefined,
-        predictionsUnreliable: '3 of the last 10 replacements landed elsewhere',
+        predictionsUnreliable: () => '3 of the last 10 replacements landed elsewhere',
       },
     ).run();
     expect(result.firstPlan.moves).toHaveLength(2);
