@@ -19,9 +19,10 @@
 //      finished lane; a lane that did not evict holds its workload for the rest of the run, and every eviction
 //      counts against the run's limits (maxPerCycle, maxPerNode, maxPerNamespace, maxPerWorkload, enforced again
 //      here with the planner's own counters), so a run is bounded by maxPerCycle + number of workloads plans.
-// Closed loop (paced runs only): the lanes of a plan take turns in plan order, each eviction waits until the
-// replacements of the ones before it have landed, and a replacement that lands anywhere but its target makes the rest
-// of that plan stale: its moves are planned again from the caches before anything else is evicted (landingOrder.ts).
+// Closed loop (paced runs only): lanes take turns in the order their plans made them, each eviction waits until the
+// replacements of the ones before it have landed, and a replacement that lands anywhere but its target makes the
+// moves still waiting stale: they are planned again from the caches before anything else is evicted
+// (landingOrder.ts).
 // Every landing is checked against the prediction (landingWatch.ts: metric, log line, Event when elsewhere).
 // DryRun (server-side dry-run evictions change nothing) and waitForReplacement: false run one plan and execute it
 // whole, each lane taking its workload's evictions in order.
@@ -155,11 +156,8 @@ export interface RunResult {
  */
 type Executed = { result: EvictionResult; paced?: EvictionRecord } | 'stale' | undefined;
 
-/** A paced lane's place in the closed loop: its plan and its index in that plan's order. */
-interface LaneTurn {
-  readonly plan: number;
-  readonly index: number;
-}
+/** A paced lane's place in the closed loop's queue (landingOrder.ts). */
+type LaneTurn = number;
 
 export class PolicyRun {
   private readonly dryRun: boolean;
@@ -173,7 +171,6 @@ export class PolicyRun {
   private degraded: Degradation | undefined;
   private readonly order = new LandingOrder();
   private readonly landings = new Set<Promise<void>>();
-  private planNumber = 0;
 
   constructor(
     private readonly deps: RunDeps,
@@ -232,7 +229,6 @@ export class PolicyRun {
       domainCounts: false,
       schedulerProfile: this.deps.schedulerProfile,
     });
-    this.planNumber = this.order.newPlan();
     return { plan, moves };
   }
 
@@ -302,11 +298,10 @@ export class PolicyRun {
       // With pacing only the first step is taken; the rest is re-planned from the fresh cache.
       if (!this.pacing || list.length === 0) list.push(move);
     }
-    let index = 0;
     for (const [key, list] of byWorkload) {
-      const turn = this.pacing ? { plan: this.planNumber, index: index++ } : undefined;
+      const turn = this.pacing ? this.order.enqueue() : undefined;
       this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
-        if (turn !== undefined) this.order.invalidate(turn.plan);
+        if (turn !== undefined) this.order.invalidate();
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
         this.holds.hold(key, 'an internal error stopped this workload for this run');
       });
@@ -322,8 +317,8 @@ export class PolicyRun {
       } finally {
         // A move that was not made as planned leaves the rest of its plan predicted on a state that did not happen.
         const asPlanned = typeof executed === 'object' && executed.result === 'evicted';
-        if (turn !== undefined && !asPlanned && executed !== 'stale') this.order.invalidate(turn.plan);
-        if (turn !== undefined) this.order.settle(turn.plan, turn.index);
+        if (turn !== undefined && !asPlanned && executed !== 'stale') this.order.invalidate();
+        if (turn !== undefined) this.order.settle(turn);
       }
       if (executed === undefined || executed === 'stale') return;
       const { result, paced } = executed;
@@ -366,7 +361,7 @@ export class PolicyRun {
       return budget.kind === 'halted' ? undefined : record(budget.result, budget.reason);
     }
     if (turn !== undefined) {
-      const go = await this.order.waitTurn(turn.plan, turn.index, this.halt.signal);
+      const go = await this.order.waitTurn(turn, this.halt.signal);
       if (go !== 'go') {
         this.reservations.giveBack(pod);
         if (go === 'stale') this.log.debug({ pod: `${pod.namespace}/${pod.name}` }, 'plan went stale; move re-planned');
@@ -444,12 +439,12 @@ export class PolicyRun {
           events: this.deps.events,
           log: this.log,
         });
-        if (landing.outcome !== 'target') this.order.invalidateCurrent();
+        if (landing.outcome !== 'target') this.order.invalidate();
         this.opts.onLanding?.(landing);
       })
       .catch((err: unknown) => {
         this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'landing check failed');
-        this.order.invalidateCurrent();
+        this.order.invalidate();
       })
       .finally(() => {
         this.order.landingKnown();

@@ -2,54 +2,46 @@
 //
 // A plan is a sequence: the planner placed each replacement where the scheduler would put it and planned the next
 // move on that state. Sent all at once, the later moves are predicted on landings nobody has seen yet, and when the
-// scheduler breaks a tie the other way every later prediction of that plan may be wrong (the cascade of issue 29).
-// So the lanes of one plan take turns in plan order, and a lane may send its eviction only when
-//   - every earlier lane of the plan has had its turn (sent, or given up), and
+// scheduler breaks a tie the other way every later prediction may be wrong (the cascade of issue 29). So the lanes of
+// a run queue up in the order their plans made them (a ticket each), and a lane may send its eviction only when
+//   - every lane queued before it has had its turn (sent, or given up), and
 //   - the replacement of every eviction sent so far has landed (or its wait ended),
-// and only while the plan still describes the cluster. It stops describing it when a replacement lands anywhere but
-// the plan's target (a tied node included: the later moves assumed the target), when a lane gives up its move (the
-// pod gone, a budget, a limit: the plan assumed it moved), or when the run plans again. Lanes of a plan that no
-// longer holds drop their move without holding their workload; the run plans it again from what the caches show.
+// and only while its prediction still stands. It stops standing when a replacement lands anywhere but the plan's
+// target (a tied node included: the later moves assumed the target) or when a lane gives up its move (the pod gone,
+// a budget, a limit: the plan assumed it moved): every lane queued so far then drops its move without holding its
+// workload, and the run plans those again from what the caches show. A new plan by itself invalidates nothing: its
+// lanes queue behind the ones still waiting.
 export type Turn = 'go' | 'stale' | 'halted';
 
 export class LandingOrder {
-  /** The plan lanes may act on; bumped by a new plan and by anything that makes the current one stale. */
-  private plan = 0;
-  private turn = 0;
-  private readonly done = new Set<number>();
+  private nextTicket = 0;
+  /** Tickets below this were issued before the last invalidation. */
+  private staleBelow = 0;
+  /** Tickets not yet settled, in issue order. */
+  private readonly open = new Set<number>();
   /** Evictions sent whose replacement has not landed yet (or whose wait has not ended). */
   private pending = 0;
   private readonly waiters = new Set<() => void>();
 
-  /** A new plan: its lanes take turns from index 0. Returns its number. */
-  newPlan(): number {
-    this.plan++;
-    this.turn = 0;
-    this.done.clear();
-    this.wake();
-    return this.plan;
+  /** A place in the queue for a lane about to start. */
+  enqueue(): number {
+    const ticket = this.nextTicket++;
+    this.open.add(ticket);
+    return ticket;
   }
 
-  /** The current plan no longer describes the cluster: its lanes that have not sent drop their moves. */
-  invalidate(plan: number): void {
-    if (plan !== this.plan) return;
-    this.plan++;
-    this.turn = 0;
-    this.done.clear();
+  /** The predictions of every lane queued so far no longer stand: those that have not sent drop their moves. */
+  invalidate(): void {
+    this.staleBelow = this.nextTicket;
     this.wake();
   }
 
-  /** Whatever plan is current no longer describes the cluster (a landing it did not predict). */
-  invalidateCurrent(): void {
-    this.invalidate(this.plan);
-  }
-
-  /** Waits until lane `index` of `plan` may send, or the plan went stale, or `signal` fired. */
-  async waitTurn(plan: number, index: number, signal: AbortSignal): Promise<Turn> {
+  /** Waits until `ticket` may send, or its prediction went stale, or `signal` fired. */
+  async waitTurn(ticket: number, signal: AbortSignal): Promise<Turn> {
     for (;;) {
       if (signal.aborted) return 'halted';
-      if (plan !== this.plan) return 'stale';
-      if (index === this.turn && this.pending === 0) return 'go';
+      if (ticket < this.staleBelow) return 'stale';
+      if (this.pending === 0 && this.head() === ticket) return 'go';
       await new Promise<void>((resolve) => {
         const wake = (): void => {
           this.waiters.delete(wake);
@@ -62,11 +54,9 @@ export class LandingOrder {
     }
   }
 
-  /** Lane `index` of `plan` had its turn (sent its eviction or gave up): the next one may go. */
-  settle(plan: number, index: number): void {
-    if (plan !== this.plan) return;
-    this.done.add(index);
-    while (this.done.has(this.turn)) this.turn++;
+  /** The lane of `ticket` had its turn (sent its eviction or gave up): the next one may go. */
+  settle(ticket: number): void {
+    this.open.delete(ticket);
     this.wake();
   }
 
@@ -78,6 +68,12 @@ export class LandingOrder {
   landingKnown(): void {
     this.pending--;
     this.wake();
+  }
+
+  /** The first open ticket whose prediction stands. */
+  private head(): number | undefined {
+    for (const ticket of this.open) if (ticket >= this.staleBelow) return ticket;
+    return undefined;
   }
 
   private wake(): void {
