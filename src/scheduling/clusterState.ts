@@ -8,87 +8,35 @@ import { isCounted, isPodTerminal } from '../model/pods.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
 import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, Selector } from '../model/types.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from './profile.js';
-import { nonZeroRequests } from './scores/resources.js';
+import {
+  bumpTerm,
+  hasInterPodTerms,
+  inCreationOrder,
+  NO_WEIGHTED,
+  ownNamespaceOnly,
+  pushTo,
+  termKey,
+  type AntiAffinityCheck,
+  type AntiTermGroup,
+  type ScoreTermGroup,
+  type TermCounts,
+} from './state/interPodTerms.js';
+import { addResources, emptyUsage, type NodeUsage } from './state/nodeUsage.js';
 import type { Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
+
+export type { AntiAffinityCheck, ScoreTermGroup, TermCounts } from './state/interPodTerms.js';
+export type { NodeUsage } from './state/nodeUsage.js';
 
 export interface GroupState {
   readonly group: SpreadGroup;
   readonly counts: Map<string, number>;
 }
 
-export interface NodeUsage {
-  readonly requested: Record<string, number>;
-  pods: number;
-  /** cpu and memory with the scheduler's non-zero defaults (what NodeResourcesFit scoring counts). */
-  nonZeroCpu: number;
-  nonZeroMemory: number;
-}
-
-/**
- * Existing pods' affinity terms that score an incoming pod they select (InterPodAffinity scoring): the summed weight
- * per domain of the owners' nodes — required affinity counts hardPodAffinityWeight, preferred affinity its weight,
- * preferred anti-affinity minus its weight.
- */
-export interface ScoreTermGroup {
-  readonly term: PodAffinityTerm;
-  readonly owner: PodInfo;
-  readonly perDomain: Map<string, number>;
-}
-
 /** A pod of the simulation: an original pod or a replacement, and the node it is on. */
 export interface Placed {
   readonly pod: PodInfo;
   readonly node: NodeInfo;
-}
-
-/** Term → its key, for terms of the owner's own namespace (namespace, key): replicas share their terms' objects. */
-const termKeys = new WeakMap<PodAffinityTerm, { readonly namespace: string; readonly key: string }>();
-
-function termKey(term: PodAffinityTerm, owner: PodInfo): string {
-  const known = termKeys.get(term);
-  if (known !== undefined && known.namespace === owner.namespace) return known.key;
-  const key = buildTermKey(term, owner);
-  termKeys.set(term, { namespace: owner.namespace, key });
-  return key;
-}
-
-function buildTermKey(term: PodAffinityTerm, owner: PodInfo): string {
-  const ns =
-    term.namespaces.length === 0 && term.namespaceSelector === undefined ? owner.namespace : term.namespaces.join(',');
-  const nsSel = term.namespaceSelector ? selectorText(term.namespaceSelector) : '-';
-  return `${ns}\u0000${nsSel}\u0000${selectorText(term.selector)}\u0000${term.topologyKey}`;
-}
-
-/** Live pods matching one affinity term, counted per topology domain. */
-export interface TermCounts {
-  readonly term: PodAffinityTerm;
-  readonly owner: PodInfo;
-  readonly perDomain: Map<string, number>;
-  total: number;
-}
-
-/** One kind of existing anti-affinity term that selects a pod being placed. */
-export interface AntiAffinityCheck {
-  readonly term: PodAffinityTerm;
-  readonly perDomain: ReadonlyMap<string, number>;
-  /** The evicted pod's domain when it is one of the owners (its term leaves with it). */
-  readonly exceptDomain: string | undefined;
-}
-
-/** Existing pods' anti-affinity terms of one kind, counted per domain of their owners. */
-interface AntiTermGroup {
-  readonly key: string;
-  /** Creation order: checks are reported in it, whichever index found them. */
-  readonly seq: number;
-  readonly term: PodAffinityTerm;
-  readonly owner: PodInfo;
-  readonly perDomain: Map<string, number>;
-}
-
-/** Whether a term selects pods of its owner's namespace only (no namespaces list, no namespaceSelector). */
-function ownNamespaceOnly(term: PodAffinityTerm): boolean {
-  return term.namespaces.length === 0 && term.namespaceSelector === undefined;
 }
 
 export class ClusterState {
@@ -135,7 +83,7 @@ export class ClusterState {
     this.nodeList = analysis.snapshot.nodes;
     this.nodeList.forEach((node, i) => {
       this.nodeIndex.set(node.name, i);
-      this.usage.push({ requested: {}, pods: 0, nonZeroCpu: 0, nonZeroMemory: 0 });
+      this.usage.push(emptyUsage());
     });
     for (const pod of analysis.snapshot.pods) {
       // Every pod bound to a node holds its resources until it is gone, terminating ones included.
@@ -275,17 +223,6 @@ export class ClusterState {
       perNs.set(labels, list);
     }
     return list;
-  }
-
-  /** Group counts as they would be after removing `from` (a placed pod) and adding a pod to `to`. */
-  countsAfter(g: GroupState, pod: PodInfo, from: NodeInfo | undefined, to: NodeInfo | undefined): Map<string, number> {
-    const counts = new Map(g.counts);
-    if (!matchesSelector(g.group.constraint.selector, pod.labels)) return counts;
-    const fromDomain = from ? g.group.domainsByNode.get(from.name) : undefined;
-    if (fromDomain !== undefined) counts.set(fromDomain, counts.get(fromDomain)! - 1);
-    const toDomain = to ? g.group.domainsByNode.get(to.name) : undefined;
-    if (toDomain !== undefined) counts.set(toDomain, counts.get(toDomain)! + 1);
-    return counts;
   }
 
   /** The group's skew tuple after moving `pod` from `from` to `to`, without copying the counts. */
@@ -470,20 +407,6 @@ export class ClusterState {
 
   private readonly perNodeMemo = new Map<string, { version: number; counts: Map<number, number> }>();
 
-  /** ImageLocality's view of node.status.images: per node, image name → size; per name, how many nodes have it. */
-  imageStates(): ImageStates {
-    return this.memo('imageStates', () => {
-      const perNode = this.nodeList.map((node) => {
-        const sizes = new Map<string, number>();
-        for (const image of node.images ?? []) for (const name of image.names) sizes.set(name, image.sizeBytes);
-        return sizes;
-      });
-      const nodesWith = new Map<string, number>();
-      for (const sizes of perNode) for (const name of sizes.keys()) nodesWith.set(name, (nodesWith.get(name) ?? 0) + 1);
-      return { perNode, nodesWith, any: nodesWith.size > 0 };
-    });
-  }
-
   // ---- changes ----------------------------------------------------------------------------------------------------
 
   /** Applies an eviction of `pod` and, when `target` is given, its replacement landing there. */
@@ -496,7 +419,7 @@ export class ClusterState {
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, -1);
       this.addScoreTerms(pod, from, -1);
     }
-    // In place, as uncommit() undoes it: countsAfter's copy of every group's counts cost a map of all its domains per
+    // In place, as uncommit() undoes it: copying every group's counts cost a map of all its domains per
     // commit (a hostname spread over 300 nodes: most of a 10,000-pod plan's garbage, issue 24).
     if (from) {
       for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
@@ -562,59 +485,4 @@ export class ClusterState {
     this.added.push(placed);
     pushTo(this.addedByNamespace, pod.namespace, placed);
   }
-}
-
-function bumpTerm(tc: TermCounts, node: NodeInfo, delta: number): void {
-  // `total` counts matching pods anywhere (the "first pod" rule of required affinity); perDomain only keyed nodes.
-  tc.total += delta;
-  const domain = labelValue(node.labels, tc.term.topologyKey);
-  if (domain === undefined) return;
-  tc.perDomain.set(domain, (tc.perDomain.get(domain) ?? 0) + delta);
-}
-
-function addResources(usage: NodeUsage, pod: PodInfo, sign: 1 | -1): void {
-  const requests = pod.requests;
-  for (const name in requests) usage.requested[name] = (usage.requested[name] ?? 0) + sign * requests[name]!;
-  usage.pods += sign;
-  const nonZero = nonZeroRequests(pod);
-  usage.nonZeroCpu += sign * nonZero.cpu;
-  usage.nonZeroMemory += sign * nonZero.memory;
-}
-
-export interface ImageStates {
-  readonly perNode: readonly ReadonlyMap<string, number>[];
-  readonly nodesWith: ReadonlyMap<string, number>;
-  /** Whether any node reports images (when none does, ImageLocality scores every node 0). */
-  readonly any: boolean;
-}
-
-const NO_WEIGHTED: NonNullable<PodInfo['preferredPodAffinity']> = [];
-
-function hasInterPodTerms(pod: PodInfo): boolean {
-  return (
-    pod.podAntiAffinity.length > 0 ||
-    pod.podAffinity.length > 0 ||
-    (pod.preferredPodAffinity?.length ?? 0) > 0 ||
-    (pod.preferredPodAntiAffinity?.length ?? 0) > 0
-  );
-}
-
-/** Two lists of anti-affinity groups, each in creation order, merged in that order. */
-function inCreationOrder(a: readonly AntiTermGroup[], b: readonly AntiTermGroup[]): readonly AntiTermGroup[] {
-  if (b.length === 0) return a;
-  if (a.length === 0) return b;
-  const out: AntiTermGroup[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    if (j >= b.length || (i < a.length && a[i]!.seq < b[j]!.seq)) out.push(a[i++]!);
-    else out.push(b[j++]!);
-  }
-  return out;
-}
-
-function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
 }

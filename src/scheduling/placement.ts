@@ -1,8 +1,8 @@
-// Where would the scheduler put a replacement? kube-scheduler v1.26's default profile: the filters that matter for a
-// pod that was already schedulable once — NodeUnschedulable, NodeResourcesFit, NodeAffinity, TaintToleration,
-// InterPodAffinity (both directions), VolumeBinding (a bound volume's node affinity) and PodTopologySpread
-// (DoNotSchedule), all through dynamicProblem() and staticallyAdmitting() — then the weighted, normalised score
-// plugins (scores/total.ts) over the feasible nodes. The scheduler picks at random among the nodes sharing the top
+// Where would the scheduler put a replacement? The scheduling cycle of kube-scheduler v1.26 (schedule_one.go) for a
+// pod that was already schedulable once: the filters that depend only on the pod's spec and the node
+// (NodeUnschedulable, NodeAffinity, TaintToleration, VolumeBinding: staticallyAdmitting()), then the profile's
+// framework (framework/runtime.ts) — the plugins' PreFilter and Filter, then the weighted, normalised scores over the
+// feasible nodes. The scheduler picks at random among the nodes sharing the top
 // score, so a placement names all of them: `node` and `ties`.
 //
 // The evicted pod is still terminating when its replacement is scheduled (the Eviction API deletes with a grace
@@ -11,181 +11,14 @@
 // terminating pods), while PodTopologySpread skips it. If no node is feasible while it terminates, the scheduler
 // retries once it is deleted (the deletion requeues the pending pod), so the placement is then made with it gone.
 import { nodeAdmitsPod } from '../model/admission.js';
-import { labelValue, matchesSelector } from '../model/labels.js';
-import { requiredAffinityProblem } from '../model/podAffinity.js';
 import { tolerationsText } from '../model/taints.js';
 import { volumeKey, volumesReachable } from '../model/volumes.js';
-import type { NodeInfo, PodAffinityTerm, PodInfo, SpreadConstraint } from '../model/types.js';
-import type { AntiAffinityCheck, ClusterState, Placed, TermCounts } from './clusterState.js';
-import { portAndVolumeProblem } from './filters/index.js';
-import { scoreNodes, type EvictedView } from './scores/total.js';
-
-/** One spread constraint of the pod being placed, with the evicted pod already taken out. */
-interface SpreadTerm {
-  readonly constraint: SpreadConstraint;
-  readonly counts: ReadonlyMap<string, number>;
-  /** The group's domain per node index. */
-  readonly domains: readonly (string | undefined)[];
-  /** The evicted pod's domain in this group, if it was counted there (its count is one less). */
-  readonly minus: string | undefined;
-  readonly min: number;
-  readonly self: number;
-}
-
-/** Everything about the pod being placed that does not depend on the candidate node. */
-interface PlacementContext {
-  readonly state: ClusterState;
-  readonly pod: PodInfo;
-  readonly evicted: Placed | undefined;
-  /** The evicted pod is still terminating on its node (see the header); otherwise it is gone. */
-  readonly terminating: boolean;
-  readonly spread: readonly SpreadTerm[];
-  readonly antiAgainst: readonly AntiAffinityCheck[];
-  /** The replacement's own anti-affinity terms with the live pods they match, per domain. */
-  readonly ownAnti: ReadonlyArray<{
-    readonly term: PodAffinityTerm;
-    readonly counts: TermCounts;
-    readonly minus: string | undefined;
-  }>;
-  /**
-   * The replacement's required pod affinity: the live pods (the evicted one excluded) that match ALL its terms,
-   * which is what the scheduler counts, and whether the replacement matches all its own terms (first-pod rule).
-   */
-  readonly ownAffinity:
-    | { readonly terms: readonly PodAffinityTerm[]; readonly others: readonly Placed[]; readonly self: boolean }
-    | undefined;
-}
-
-function minAfterRemoval(counts: ReadonlyMap<string, number>, minDomains: number, minus: string | undefined): number {
-  if (counts.size < minDomains || counts.size === 0) return 0;
-  let min = Infinity;
-  for (const [domain, n] of counts) min = Math.min(min, domain === minus ? n - 1 : n);
-  return min;
-}
-
-function buildContext(
-  state: ClusterState,
-  pod: PodInfo,
-  evicted: Placed | undefined,
-  terminating = false,
-): PlacementContext {
-  const spread = state.groupsOfMember(pod).map((group): SpreadTerm => {
-    const counts = group.counts;
-    const constraint = group.group.constraint;
-    const minus =
-      evicted && matchesSelector(constraint.selector, evicted.pod.labels)
-        ? group.group.domainsByNode.get(evicted.node.name)
-        : undefined;
-    return {
-      constraint,
-      counts,
-      domains: state.nodeDomains(group),
-      minus,
-      min: minAfterRemoval(counts, constraint.minDomains, minus),
-      self: matchesSelector(constraint.selector, pod.labels) ? 1 : 0,
-    };
-  });
-  // While terminating, the evicted pod still counts for InterPodAffinity: nothing is taken out of the counts.
-  const gone = terminating ? undefined : evicted;
-  const evictedDomain = (term: PodAffinityTerm): string | undefined =>
-    gone && state.termMatches(term, pod, gone.pod) ? labelValue(gone.node.labels, term.topologyKey) : undefined;
-  const ownAnti = pod.podAntiAffinity.map((term) => ({
-    term,
-    counts: state.matchCounts(term, pod),
-    minus: evictedDomain(term),
-  }));
-  const terms = pod.podAffinity;
-  const ownAffinity =
-    terms.length === 0
-      ? undefined
-      : {
-          terms,
-          others: state
-            .podsMatchingAll(terms, pod)
-            .filter((o) => o.pod !== gone?.pod && (o.pod !== pod || terminating)),
-          self: terms.every((t) => state.termMatches(t, pod, pod)),
-        };
-  const antiAgainst = state.antiAffinityAgainst(pod, gone);
-  return { state, pod, evicted, terminating, spread, antiAgainst, ownAnti, ownAffinity };
-}
-
-function countIn(s: SpreadTerm, domain: string): number {
-  return (s.counts.get(domain) ?? 0) - (domain === s.minus ? 1 : 0);
-}
-
-/** Why the node (at `index` in nodeList) cannot take the replacement beyond the static filters, or undefined. */
-function dynamicProblem(ctx: PlacementContext, node: NodeInfo, index: number): string | undefined {
-  return (
-    portAndVolumeProblem(ctx, node) ??
-    resourceShortfall(ctx, node, index) ??
-    interPodProblem(ctx, node) ??
-    spreadProblem(ctx, node, index)
-  );
-}
-
-function resourceShortfall(ctx: PlacementContext, node: NodeInfo, index: number): string | undefined {
-  const usage = ctx.state.usageAt(index);
-  const freed =
-    !ctx.terminating && ctx.evicted !== undefined && ctx.evicted.node === node ? ctx.evicted.pod : undefined;
-  const podCap = node.allocatable['pods'];
-  if (podCap !== undefined && usage.pods - (freed ? 1 : 0) + 1 > podCap) return 'node has no room for another pod';
-  const requests = ctx.pod.requests;
-  for (const name in requests) {
-    const amount = requests[name]!;
-    if (amount <= 0) continue;
-    const cap = node.allocatable[name];
-    // A node that does not report a standard resource (a hand-written snapshot) is not limited by it;
-    // an extended resource the node does not offer cannot be satisfied.
-    if (cap === undefined) {
-      if (name === 'cpu' || name === 'memory' || name === 'ephemeral-storage') continue;
-      return `node has no ${name}`;
-    }
-    const used = (usage.requested[name] ?? 0) - (freed?.requests[name] ?? 0);
-    if (used + amount > cap) return `insufficient ${name}`;
-  }
-  return undefined;
-}
-
-function interPodProblem(ctx: PlacementContext, node: NodeInfo): string | undefined {
-  // The replacement's own anti-affinity: no live matching pod in the node's domain.
-  for (const a of ctx.ownAnti) {
-    const domain = labelValue(node.labels, a.term.topologyKey);
-    if (domain === undefined) continue;
-    const n = (a.counts.perDomain.get(domain) ?? 0) - (a.minus === domain ? 1 : 0);
-    if (n > 0) return `pod anti-affinity: a matching pod runs in ${a.term.topologyKey}`;
-  }
-  // Existing pods' anti-affinity towards the replacement.
-  for (const check of ctx.antiAgainst) {
-    const domain = labelValue(node.labels, check.term.topologyKey);
-    if (domain === undefined) continue;
-    const n = (check.perDomain.get(domain) ?? 0) - (check.exceptDomain === domain ? 1 : 0);
-    if (n > 0) return `anti-affinity of other pods in ${check.term.topologyKey}`;
-  }
-  // The replacement's required affinity, as the scheduler checks it (see requiredAffinityProblem).
-  const a = ctx.ownAffinity;
-  if (a !== undefined) {
-    const problem = requiredAffinityProblem(a.terms, node, a.others, a.self);
-    if (problem !== undefined) {
-      return problem.domain === undefined
-        ? `pod affinity: node has no ${problem.term.topologyKey} label`
-        : `pod affinity: no matching pod in the ${problem.term.topologyKey} domain`;
-    }
-  }
-  return undefined;
-}
-
-function spreadProblem(ctx: PlacementContext, node: NodeInfo, index: number): string | undefined {
-  for (const s of ctx.spread) {
-    if (s.constraint.whenUnsatisfiable !== 'DoNotSchedule') continue;
-    // The filter needs the key on the node; eligibility (inclusion policies) only decides which domains count.
-    const domain = s.domains[index] ?? labelValue(node.labels, s.constraint.topologyKey);
-    if (domain === undefined) return `topology spread: node has no ${s.constraint.topologyKey} label`;
-    const skew = countIn(s, domain) + s.self - s.min;
-    if (skew > s.constraint.maxSkew)
-      return `topology spread: maxSkew ${s.constraint.maxSkew} on ${s.constraint.topologyKey}`;
-  }
-  return undefined;
-}
+import type { NodeInfo, PodInfo } from '../model/types.js';
+import type { ClusterState, Placed } from './clusterState.js';
+import type { EvictedView, PlacementInput } from './framework/interface.js';
+import { Framework, type PodFilters } from './framework/runtime.js';
+import { feasibleNodesToFind, zoneInterleaved } from './framework/sampling.js';
+import { frameworkFor } from './plugins/registry.js';
 
 export interface PlacementResult {
   /** The chosen node, or undefined when no node is feasible. */
@@ -209,37 +42,26 @@ export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly
   });
 }
 
-/**
- * Node indices in the order kube-scheduler walks its node tree: one node of each zone in turn (zones in order of
- * first appearance), so a search that stops early still sees every zone.
- */
-function zoneInterleaved(state: ClusterState): readonly number[] {
-  return state.memo('zoneInterleaved', () => {
-    const zones = new Map<string, number[]>();
-    state.nodeList.forEach((node, i) => {
-      const key = `${node.labels['topology.kubernetes.io/region'] ?? ''}:\u0000:${node.labels['topology.kubernetes.io/zone'] ?? ''}`;
-      const list = zones.get(key);
-      if (list) list.push(i);
-      else zones.set(key, [i]);
-    });
-    const lists = [...zones.values()];
-    const out: number[] = [];
-    for (let k = 0; out.length < state.nodeList.length; k++)
-      for (const list of lists) if (k < list.length) out.push(list[k]!);
-    return out;
-  });
+/** The pod being placed with its filters run through PreFilter: what placing it on each node reads. */
+interface PlacementContext {
+  readonly input: PlacementInput;
+  readonly filters: PodFilters;
 }
 
-/**
- * How many feasible nodes the scheduler looks for before it stops filtering: the configuration's
- * percentageOfNodesToScore, or when it is 0 or unset the adaptive default (50% minus 1% per 125 nodes, at least 5%);
- * never fewer than 100 nodes.
- */
-export function feasibleNodesToFind(nodes: number, percentageOfNodesToScore = 0): number {
-  if (nodes <= 100) return nodes;
-  const percentage =
-    percentageOfNodesToScore > 0 ? percentageOfNodesToScore : Math.max(5, 50 - Math.floor(nodes / 125));
-  return Math.max(100, Math.floor((nodes * percentage) / 100));
+function buildContext(
+  state: ClusterState,
+  pod: PodInfo,
+  evicted: Placed | undefined,
+  terminating = false,
+  only?: string,
+): PlacementContext {
+  const input: PlacementInput = { state, pod, evicted, terminating };
+  return { input, filters: frameworkFor(state.profile).preFilter(input, only) };
+}
+
+/** Why the node (at `index` in nodeList) cannot take the replacement beyond the static filters, or undefined. */
+function dynamicProblem(ctx: PlacementContext, node: NodeInfo, index: number): string | undefined {
+  return Framework.filter(ctx.filters, node, index);
 }
 
 /**
@@ -278,23 +100,25 @@ let feasibleBuffer = new Int32Array(1024);
 let totalsBuffer = new Float64Array(1024);
 
 function place(ctx: PlacementContext, admitting: readonly number[]): PlacementResult {
-  const { state } = ctx;
+  const { state } = ctx.input;
   if (feasibleBuffer.length < admitting.length) {
     feasibleBuffer = new Int32Array(admitting.length * 2);
     totalsBuffer = new Float64Array(admitting.length * 2);
   }
   const feasible = feasibleBuffer;
   const enough = feasibleNodesToFind(state.nodeList.length, state.profile.percentageOfNodesToScore);
+  const nodes = state.nodeList;
+  const filters = ctx.filters;
   let n = 0;
   for (let k = 0; k < admitting.length && n < enough; k++) {
     const index = admitting[k]!;
-    if (dynamicProblem(ctx, state.nodeList[index]!, index) === undefined) feasible[n++] = index;
+    if (Framework.filter(filters, nodes[index]!, index) === undefined) feasible[n++] = index;
   }
   if (n === 0) return { node: undefined, ties: NO_TIES, reason: undefined };
   // One feasible node: the scheduler skips scoring.
   if (n === 1) return { node: state.nodeList[feasible[0]!]!, ties: NO_TIES, reason: undefined };
   const totals = totalsBuffer;
-  scoreNodes(state, ctx.pod, evictedView(ctx), feasible.subarray(0, n), totals);
+  frameworkFor(state.profile).score(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), totals);
   let top = -Infinity;
   for (let k = 0; k < n; k++) if (totals[k]! > top) top = totals[k]!;
   const best: NodeInfo[] = [];
@@ -304,9 +128,8 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
 }
 
 function evictedView(ctx: PlacementContext): EvictedView {
-  return ctx.terminating
-    ? { terminating: ctx.evicted, gone: undefined }
-    : { terminating: undefined, gone: ctx.evicted };
+  const { evicted, terminating } = ctx.input;
+  return terminating ? { terminating: evicted, gone: undefined } : { terminating: undefined, gone: evicted };
 }
 
 /**
@@ -324,7 +147,7 @@ export function explainScores(
   );
   const totals = new Float64Array(feasible.length);
   const plugins: Array<Record<string, number>> = [];
-  scoreNodes(state, pod, evictedView(ctx), feasible, totals, plugins);
+  frameworkFor(state.profile).score(state, pod, evictedView(ctx), feasible, totals, plugins);
   return [...feasible].map((i, k) => ({ node: state.nodeList[i]!.name, total: totals[k]!, plugins: plugins[k] ?? {} }));
 }
 
@@ -332,7 +155,7 @@ export function explainScores(
 function whyNoNode(ctx: PlacementContext, admitting: readonly number[]): string {
   const reasons = new Map<string, number>();
   for (const index of admitting) {
-    const problem = dynamicProblem(ctx, ctx.state.nodeList[index]!, index);
+    const problem = dynamicProblem(ctx, ctx.input.state.nodeList[index]!, index);
     if (problem !== undefined) reasons.set(problem, (reasons.get(problem) ?? 0) + 1);
   }
   const top = [...reasons.entries()].sort((a, b) => b[1] - a[1])[0];
@@ -349,11 +172,11 @@ export function placementCheck(
   evicted: Placed | undefined,
   scope: 'all' | 'interPod' = 'all',
 ): (node: NodeInfo) => boolean {
-  const ctx = buildContext(state, pod, evicted);
+  const ctx = buildContext(state, pod, evicted, false, scope === 'all' ? undefined : 'InterPodAffinity');
   return (node) => {
     const index = state.nodeIndex.get(node.name);
     if (index === undefined || !nodeAdmitsPod(pod, node) || !volumesReachable(pod, node)) return false;
-    return (scope === 'all' ? dynamicProblem(ctx, node, index) : interPodProblem(ctx, node)) === undefined;
+    return dynamicProblem(ctx, node, index) === undefined;
   };
 }
 

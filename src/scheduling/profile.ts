@@ -1,7 +1,12 @@
 // The scheduler configuration a landing prediction follows: kube-scheduler v1.26's default profile unless the user
 // passes the cluster's own KubeSchedulerConfiguration (`--scheduler-config`). The placement reads only this type, so
-// the file parser and the scoring code meet here and nowhere else.
-import type { NodeInclusionPolicy, WhenUnsatisfiable } from '../model/types.js';
+// the file parser and the plugins meet here and nowhere else; each plugin's args type, defaults and validation live
+// in its folder under plugins/.
+import { DEFAULT_FIT_SCORING, type FitScoring } from './plugins/nodeResources/args.js';
+import { DEFAULT_SPREAD_DEFAULTING, type SpreadDefaulting } from './plugins/podTopologySpread/args.js';
+
+export type { FitScoring, ResourceWeight, ShapePoint } from './plugins/nodeResources/args.js';
+export type { ProfileSpreadConstraint, SpreadDefaulting } from './plugins/podTopologySpread/args.js';
 
 /** The score plugins of the default profile whose weights a configuration can change. */
 export type ScorePluginName =
@@ -23,51 +28,18 @@ export const SCORE_PLUGINS: readonly ScorePluginName[] = [
   'TaintToleration',
 ];
 
-export interface ResourceWeight {
-  readonly name: string;
-  readonly weight: number;
-}
-
-/** One point of RequestedToCapacityRatio's piecewise-linear shape: utilization 0–100 maps to score 0–10. */
-export interface ShapePoint {
-  readonly utilization: number;
-  readonly score: number;
-}
-
-export type FitScoring =
-  | { readonly type: 'LeastAllocated'; readonly resources: readonly ResourceWeight[] }
-  | { readonly type: 'MostAllocated'; readonly resources: readonly ResourceWeight[] }
-  | {
-      readonly type: 'RequestedToCapacityRatio';
-      readonly resources: readonly ResourceWeight[];
-      readonly shape: readonly ShapePoint[];
-    };
-
-/** A PodTopologySpreadArgs.defaultConstraints entry (no labelSelector: the scheduler derives it from the pod's owners). */
-export interface ProfileSpreadConstraint {
-  readonly maxSkew: number;
-  readonly topologyKey: string;
-  readonly whenUnsatisfiable: WhenUnsatisfiable;
-  readonly nodeAffinityPolicy?: NodeInclusionPolicy;
-  readonly nodeTaintsPolicy?: NodeInclusionPolicy;
-}
-
 export interface SchedulerProfile {
   /** Where it came from, for messages: "kube-scheduler v1.26 defaults" or the file's path. */
   readonly source: string;
   /** Weight per enabled score plugin; a disabled plugin is absent (not 0). */
   readonly scoreWeights: Readonly<Partial<Record<ScorePluginName, number>>>;
+  /** NodeResourcesFitArgs.scoringStrategy. */
   readonly fitScoring: FitScoring;
-  /**
-   * PodTopologySpreadArgs: `System` is v1.26's built-in default (zone maxSkew 5 and hostname maxSkew 3, both
-   * ScheduleAnyway, for pods with no constraints of their own that belong to a Service, ReplicaSet or StatefulSet);
-   * `List` uses the given constraints instead (an empty list turns defaulting off).
-   */
-  readonly spreadDefaulting:
-    { readonly type: 'System' } | { readonly type: 'List'; readonly constraints: readonly ProfileSpreadConstraint[] };
+  /** PodTopologySpreadArgs: defaultingType and defaultConstraints. */
+  readonly spreadDefaulting: SpreadDefaulting;
   /**
    * The file's percentageOfNodesToScore (0 or absent: the adaptive default, see feasibleNodesToFind in
-   * placement.ts); kube-scheduler stops filtering once it has found that share of feasible nodes.
+   * framework/sampling.ts); kube-scheduler stops filtering once it has found that share of feasible nodes.
    */
   readonly percentageOfNodesToScore?: number;
   /** InterPodAffinityArgs.hardPodAffinityWeight: what an existing pod's required affinity adds to a node (default 1). */
@@ -86,12 +58,6 @@ export const DEFAULT_PROFILE: SchedulerProfile = {
     PodTopologySpread: 2,
     TaintToleration: 3,
   },
-  fitScoring: {
-    type: 'LeastAllocated',
-    resources: [
-      { name: 'cpu', weight: 1 },
-      { name: 'memory', weight: 1 },
-    ],
-  },
-  spreadDefaulting: { type: 'System' },
+  fitScoring: DEFAULT_FIT_SCORING,
+  spreadDefaulting: DEFAULT_SPREAD_DEFAULTING,
 };

@@ -11,7 +11,7 @@
 //   policy      RebalancePolicy: parsing, defaults (spec.strategies composed from the registry), windows
 //   convert     a descheduler policy → RebalancePolicies
 //   analysis    skew and violations of a snapshot under a policy
-//   scheduling  the scheduler simulation
+//   scheduling  the scheduler simulation, in the rooms of kube-scheduler's framework (see below)
 //   planner     the planner, its report and `simulate`
 //   metrics     the Prometheus catalogue and its recorder
 //   kube        all Kubernetes API I/O: credentials and kubeconfig, transport, typed calls, the reflector, the Lease
@@ -24,6 +24,12 @@
 // Besides, no file imports itself through a circle of imports (within a layer too), only src/kube/ speaks HTTP as a
 // client, and strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
 // so adding a strategy touches its folder and the registry only.
+//
+// src/scheduling has rooms of its own (docs/adr/0008): framework/ (the plugin interfaces, the runtime, helpers) knows
+// no plugin; plugins/<p>/ holds one plugin (its args, filter, score) and never imports another plugin's folder (only
+// plugins/registry.ts gathers them); neither reads the configuration parser (config/, schedulerConfig*.ts) or the
+// placement that drives them (placement.ts); state/ (the cluster state's parts) imports nothing of scheduling; and the
+// parser reaches the plugins through their args.ts only, so a plugin's arguments are read where they are used.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -174,6 +180,45 @@ function httpClientUses(text: string): string[] {
   return uses;
 }
 
+/** The rooms of src/scheduling and what each must not import (prefixes relative to src/). */
+const SCHEDULING_ROOMS: ReadonlyArray<{ readonly room: string; readonly never: readonly string[] }> = [
+  {
+    room: 'scheduling/framework/',
+    never: ['scheduling/plugins/', 'scheduling/config/', 'scheduling/placement.ts', 'scheduling/schedulerConfig'],
+  },
+  {
+    room: 'scheduling/plugins/',
+    never: ['scheduling/config/', 'scheduling/placement.ts', 'scheduling/schedulerConfig'],
+  },
+  { room: 'scheduling/state/', never: ['scheduling/'] },
+];
+const CONFIG_PARSER = ['scheduling/config/', 'scheduling/schedulerConfig'];
+
+function pluginFolder(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts[0] === 'scheduling' && parts[1] === 'plugins' && parts.length > 3 ? parts[2] : undefined;
+}
+
+/** What is wrong with the edges inside src/scheduling: a room importing what it must not, or plugins each other. */
+function schedulingProblems(edges: readonly ImportEdge[]): string[] {
+  const problems: string[] = [];
+  for (const { from, to } of edges) {
+    for (const { room, never } of SCHEDULING_ROOMS) {
+      if (from.startsWith(room) && !to.startsWith(room) && never.some((n) => to.startsWith(n))) {
+        problems.push(`${from} → ${to}: ${room} must not import it`);
+      }
+    }
+    const [pa, pb] = [pluginFolder(from), pluginFolder(to)];
+    if (pa !== undefined && pb !== undefined && pa !== pb) {
+      problems.push(`${from} → ${to}: plugin folders must not import one another`);
+    }
+    if (CONFIG_PARSER.some((c) => from.startsWith(c)) && pb !== undefined && !to.endsWith('/args.ts')) {
+      problems.push(`${from} → ${to}: the configuration parser reads plugins through their args.ts only`);
+    }
+  }
+  return problems;
+}
+
 function strategyFolder(file: string): string | undefined {
   const parts = file.split('/');
   return parts[0] === 'strategies' && parts.length > 2 ? parts[1] : undefined;
@@ -206,6 +251,10 @@ describe('the import graph of src/', () => {
 
   it('has no import circle', () => {
     expect(circlesOf(edges)).toEqual([]);
+  });
+
+  it('keeps the rooms of src/scheduling: framework, plugins apart, state, and a parser that reads args only', () => {
+    expect(schedulingProblems(edges)).toEqual([]);
   });
 
   it('sends HTTP requests from src/kube only', () => {
@@ -286,6 +335,55 @@ describe('the layer check itself', () => {
     { name: 'imports within a layer', edge: { from: 'planner/plan.ts', to: 'planner/budget.ts' }, problem: undefined },
   ])('$name', ({ edge, problem }) => {
     expect(problemsOf([edge])).toEqual(problem === undefined ? [] : [problem]);
+  });
+
+  it.each<{ name: string; edge: ImportEdge; problem: string | undefined }>([
+    {
+      name: 'the framework importing a plugin',
+      edge: { from: 'scheduling/framework/runtime.ts', to: 'scheduling/plugins/nodePorts/filter.ts' },
+      problem:
+        'scheduling/framework/runtime.ts → scheduling/plugins/nodePorts/filter.ts: scheduling/framework/ must not import it',
+    },
+    {
+      name: 'a plugin importing the placement that drives it',
+      edge: { from: 'scheduling/plugins/nodePorts/filter.ts', to: 'scheduling/placement.ts' },
+      problem:
+        'scheduling/plugins/nodePorts/filter.ts → scheduling/placement.ts: scheduling/plugins/ must not import it',
+    },
+    {
+      name: 'one plugin folder importing another',
+      edge: { from: 'scheduling/plugins/nodePorts/filter.ts', to: 'scheduling/plugins/nodeResources/fit.ts' },
+      problem:
+        'scheduling/plugins/nodePorts/filter.ts → scheduling/plugins/nodeResources/fit.ts: plugin folders must not import one another',
+    },
+    {
+      name: 'the parser importing a plugin’s score',
+      edge: { from: 'scheduling/config/pluginArgs.ts', to: 'scheduling/plugins/nodeResources/fit.ts' },
+      problem:
+        'scheduling/config/pluginArgs.ts → scheduling/plugins/nodeResources/fit.ts: the configuration parser reads plugins through their args.ts only',
+    },
+    {
+      name: 'the cluster state’s parts importing the profile',
+      edge: { from: 'scheduling/state/nodeUsage.ts', to: 'scheduling/profile.ts' },
+      problem: 'scheduling/state/nodeUsage.ts → scheduling/profile.ts: scheduling/state/ must not import it',
+    },
+    {
+      name: 'the parser importing a plugin’s args',
+      edge: { from: 'scheduling/config/pluginArgs.ts', to: 'scheduling/plugins/nodeResources/args.ts' },
+      problem: undefined,
+    },
+    {
+      name: 'the registry gathering plugins',
+      edge: { from: 'scheduling/plugins/registry.ts', to: 'scheduling/plugins/nodePorts/filter.ts' },
+      problem: undefined,
+    },
+    {
+      name: 'a plugin importing the framework',
+      edge: { from: 'scheduling/plugins/nodePorts/filter.ts', to: 'scheduling/framework/interface.ts' },
+      problem: undefined,
+    },
+  ])('scheduling: $name', ({ edge, problem }) => {
+    expect(schedulingProblems([edge])).toEqual(problem === undefined ? [] : [problem]);
   });
 
   it('finds circles, direct and through a third file, and none in a chain', () => {

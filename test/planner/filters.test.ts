@@ -7,8 +7,8 @@ import { analyze } from '../../src/analysis/analyze.js';
 import { planCycle, type PlanOutcome } from '../../src/planner/plan.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import { ClusterState } from '../../src/scheduling/clusterState.js';
-import { portAndVolumeProblem } from '../../src/scheduling/filters/index.js';
-import { portsClash } from '../../src/scheduling/filters/nodePorts.js';
+import { portAndVolumeProblem } from '../../src/scheduling/plugins/registry.js';
+import { portsClash } from '../../src/scheduling/plugins/nodePorts/filter.js';
 import {
   ZONE,
   buildSnapshot,

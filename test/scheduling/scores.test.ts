@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../../src/analysis/analyze.js';
 import { DEFAULT_POLICY } from '../../src/policy/parse.js';
 import { ClusterState } from '../../src/scheduling/clusterState.js';
-import { explainScores, feasibleNodesToFind, placeReplacement } from '../../src/scheduling/placement.js';
+import { feasibleNodesToFind } from '../../src/scheduling/framework/sampling.js';
+import { explainScores, placeReplacement } from '../../src/scheduling/placement.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from '../../src/scheduling/profile.js';
 import { HOSTNAME, ZONE, buildSnapshot, makeNode, makePod, type NodeBuilder, type PodBuilder } from '../builders.js';
 

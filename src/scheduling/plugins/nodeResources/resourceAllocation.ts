@@ -1,23 +1,13 @@
 // NodeResourcesFit's score (LeastAllocated, MostAllocated, RequestedToCapacityRatio) and
 // NodeResourcesBalancedAllocation, as kube-scheduler v1.26 computes them per node (no normalisation step). Fit counts
 // cpu and memory with the non-zero defaults (a container without requests counts 100m and 200Mi); BalancedAllocation
-// counts the real requests. An extended resource the pod does not request is left out of both.
-import type { PodInfo, Resources } from '../../model/types.js';
-import type { FitScoring, ResourceWeight } from '../profile.js';
-import { MAX_NODE_SCORE } from './normalize.js';
-
-const NON_ZERO_CPU = 100;
-const NON_ZERO_MEMORY = 200 * 1024 * 1024;
-
-/** cpu and memory as scoring counts them; a hand-built pod without the converter's figure counts one container. */
-export function nonZeroRequests(pod: PodInfo): { readonly cpu: number; readonly memory: number } {
-  return (
-    pod.nonZeroRequests ?? {
-      cpu: pod.requests['cpu'] ?? NON_ZERO_CPU,
-      memory: pod.requests['memory'] ?? NON_ZERO_MEMORY,
-    }
-  );
-}
+// counts the real requests. An extended resource the pod does not request is left out of both. Upstream's
+// noderesources package holds both plugins, as this folder does, and this file is its resource_allocation.go.
+import type { NodeInfo, PodInfo, Resources } from '../../../model/types.js';
+import type { ClusterState, Placed } from '../../clusterState.js';
+import { MAX_NODE_SCORE } from '../../framework/normalize.js';
+import { nonZeroRequests } from '../../state/nodeUsage.js';
+import type { FitScoring, ResourceWeight } from './args.js';
 
 /** What is on a node for scoring: its allocatable, real requests and non-zero cpu/memory, replacement excluded. */
 export interface NodeLoad {
@@ -30,13 +20,13 @@ export interface NodeLoad {
 const STANDARD = new Set(['cpu', 'memory', 'ephemeral-storage']);
 
 /** The pair allocatableAndRequested() fills: reused, so scoring thousands of nodes allocates nothing. */
-const pair = { allocatable: 0, requested: 0 };
+export const pair = { allocatable: 0, requested: 0 };
 
 /**
  * Sets `pair` to (allocatable, requested with the pod) for one resource; false when scoring leaves it out: a resource
  * the node does not offer, or an extended one the pod does not request.
  */
-function allocatableAndRequested(name: string, load: NodeLoad, pod: PodInfo, nonZero: boolean): boolean {
+export function allocatableAndRequested(name: string, load: NodeLoad, pod: PodInfo, nonZero: boolean): boolean {
   const allocatable = load.allocatable[name] ?? 0;
   let podRequest: number;
   let nodeRequested: number;
@@ -126,18 +116,24 @@ export function fitScore(scoring: FitScoring, load: NodeLoad, pod: PodInfo): num
   }
 }
 
-const BALANCED: readonly string[] = ['cpu', 'memory'];
+const scratch = { allocatable: {}, requested: {}, nonZeroCpu: 0, nonZeroMemory: 0 };
+const freedRequests: Record<string, number> = {};
 
-/** NodeResourcesBalancedAllocation: 100 × (1 − the spread of cpu and memory fractions), on real requests. */
-export function balancedScore(load: NodeLoad, pod: PodInfo): number {
-  let f0 = -1;
-  let f1 = -1;
-  for (const name of BALANCED) {
-    if (!allocatableAndRequested(name, load, pod, false)) continue;
-    const fraction = Math.min(1, pair.requested / pair.allocatable);
-    if (f0 < 0) f0 = fraction;
-    else f1 = fraction;
+/** The node's load for scoring; a deleted evicted pod no longer counts on its node. Reuses one object. */
+export function nodeLoad(state: ClusterState, index: number, node: NodeInfo, gone: Placed | undefined): NodeLoad {
+  const usage = state.usageAt(index);
+  scratch.allocatable = node.allocatable;
+  if (gone === undefined || gone.node !== node) {
+    scratch.requested = usage.requested;
+    scratch.nonZeroCpu = usage.nonZeroCpu;
+    scratch.nonZeroMemory = usage.nonZeroMemory;
+    return scratch;
   }
-  const std = f1 < 0 ? 0 : Math.abs((f0 - f1) / 2);
-  return Math.trunc((1 - std) * MAX_NODE_SCORE);
+  for (const k in freedRequests) delete freedRequests[k];
+  for (const k in usage.requested) freedRequests[k] = usage.requested[k]! - (gone.pod.requests[k] ?? 0);
+  const nonZero = nonZeroRequests(gone.pod);
+  scratch.requested = freedRequests;
+  scratch.nonZeroCpu = usage.nonZeroCpu - nonZero.cpu;
+  scratch.nonZeroMemory = usage.nonZeroMemory - nonZero.memory;
+  return scratch;
 }

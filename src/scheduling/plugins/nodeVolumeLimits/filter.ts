@@ -1,8 +1,9 @@
 // kube-scheduler's NodeVolumeLimits filter (CSI): a node attaches at most N volumes of each CSI driver — its CSINode's
 // spec.drivers[].allocatable.count, or the older node allocatable `attachable-volumes-csi-<driver>`. A volume already
 // attached to the node (used by another pod there) is not counted twice; volumes of drivers without a limit are free.
-import type { CsiVolume, NodeInfo, PodInfo } from '../../model/types.js';
-import { podsOnNode, type FilterInput } from './nodePods.js';
+import type { CsiVolume, NodeInfo, PodInfo } from '../../../model/types.js';
+import type { FilterPlugin } from '../../framework/interface.js';
+import { podsOnNode, type FilterInput } from '../../framework/nodePods.js';
 
 const ALLOCATABLE_PREFIX = 'attachable-volumes-csi-';
 
@@ -37,3 +38,9 @@ export function nodeVolumeLimitsProblem(input: FilterInput, node: NodeInfo): str
   }
   return undefined;
 }
+
+export const nodeVolumeLimitsFilter: FilterPlugin = {
+  name: 'NodeVolumeLimits',
+  preFilter: (input) =>
+    input.pod.csiVolumes === undefined ? undefined : (node) => nodeVolumeLimitsProblem(input, node),
+};

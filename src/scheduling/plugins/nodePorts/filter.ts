@@ -1,7 +1,8 @@
 // kube-scheduler's NodePorts filter: a pod whose containers bind host ports cannot go to a node where another pod
 // binds the same port and protocol on an overlapping address (0.0.0.0 overlaps every address).
-import type { HostPort, NodeInfo, PodInfo } from '../../model/types.js';
-import { podsOnNode, type FilterInput } from './nodePods.js';
+import type { HostPort, NodeInfo, PodInfo } from '../../../model/types.js';
+import type { FilterPlugin } from '../../framework/interface.js';
+import { podsOnNode, type FilterInput } from '../../framework/nodePods.js';
 
 const WILDCARD = '0.0.0.0';
 
@@ -30,3 +31,8 @@ export function nodePortsProblem(input: FilterInput, node: NodeInfo): string | u
   }
   return undefined;
 }
+
+export const nodePortsFilter: FilterPlugin = {
+  name: 'NodePorts',
+  preFilter: (input) => (input.pod.hostPorts.length === 0 ? undefined : (node) => nodePortsProblem(input, node)),
+};

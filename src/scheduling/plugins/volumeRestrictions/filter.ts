@@ -6,12 +6,13 @@
 // the old pod gone: the predicted target is where it lands after that wait (README, "Where a replacement lands").
 // The in-tree GCE PD, AWS EBS, iSCSI and RBD disk conflicts of the same plugin are not modelled (inline volumes of
 // those kinds are deprecated and not in the snapshot).
-import type { PodInfo } from '../../model/types.js';
-import { originalsByNode, type FilterInput } from './nodePods.js';
+import type { PodInfo } from '../../../model/types.js';
+import type { FilterPlugin } from '../../framework/interface.js';
+import { originalsByNode, type FilterInput } from '../../framework/nodePods.js';
 
 const hasExclusiveClaims = (pod: PodInfo): boolean => pod.readWriteOncePodClaims !== undefined;
 
-/** Node-independent: the same answer for every node, so it is worked out once per placement by the caller's memo. */
+/** Node-independent: the same answer for every node, so PreFilter works it out once per placement. */
 export function volumeRestrictionsProblem(input: FilterInput): string | undefined {
   const claims = input.pod.readWriteOncePodClaims;
   if (claims === undefined) return undefined;
@@ -28,3 +29,12 @@ export function volumeRestrictionsProblem(input: FilterInput): string | undefine
   }
   return undefined;
 }
+
+export const volumeRestrictionsFilter: FilterPlugin = {
+  name: 'VolumeRestrictions',
+  preFilter: (input) => {
+    if (input.pod.readWriteOncePodClaims === undefined) return undefined;
+    const problem = volumeRestrictionsProblem(input);
+    return problem === undefined ? undefined : () => problem;
+  },
+};

@@ -7,13 +7,14 @@
 // snapshot holds no Services or controllers, so the selector is derived from the pod's own labels when a ReplicaSet,
 // ReplicationController or StatefulSet controls it (their pods share the template's labels, less the per-pod and
 // per-revision ones): a pod selected only by a Service gets no default spreading here (see the README).
-import { labelValue, matchesSelector, selectorFromLabels } from '../../model/labels.js';
-import { matchesRequiredNodeAffinity } from '../../model/nodeAffinity.js';
-import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint } from '../../model/taints.js';
-import type { Labels, NodeInclusionPolicy, NodeInfo, PodInfo, Selector } from '../../model/types.js';
-import type { ClusterState, Placed } from '../clusterState.js';
-import type { SchedulerProfile } from '../profile.js';
-import { MAX_NODE_SCORE } from './normalize.js';
+import { labelValue, matchesSelector, selectorFromLabels } from '../../../model/labels.js';
+import { matchesRequiredNodeAffinity } from '../../../model/nodeAffinity.js';
+import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint } from '../../../model/taints.js';
+import type { Labels, NodeInclusionPolicy, NodeInfo, PodInfo, Selector } from '../../../model/types.js';
+import type { ClusterState, Placed } from '../../clusterState.js';
+import type { ScorePlugin } from '../../framework/interface.js';
+import { MAX_NODE_SCORE } from '../../framework/normalize.js';
+import type { SpreadDefaulting } from './args.js';
 
 const HOSTNAME = 'kubernetes.io/hostname';
 const ZONE = 'topology.kubernetes.io/zone';
@@ -66,13 +67,12 @@ function deriveSelector(podLabels: Labels): Selector | undefined {
 /** The constraints the score uses, and whether a node must carry every one of their keys to be scored. */
 function scoringConstraints(
   pod: PodInfo,
-  profile: SchedulerProfile,
+  defaulting: SpreadDefaulting,
 ): { readonly constraints: readonly ScoringConstraint[]; readonly requireAll: boolean } {
   if (pod.spreadConstraints.length > 0) {
     const constraints = pod.spreadConstraints.filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway');
     return { constraints, requireAll: true };
   }
-  const defaulting = profile.spreadDefaulting;
   const defaults =
     defaulting.type === 'System'
       ? SYSTEM_DEFAULTS
@@ -109,13 +109,14 @@ function included(c: ScoringConstraint, pod: PodInfo, node: NodeInfo): boolean {
  */
 export function spreadScores(
   state: ClusterState,
+  defaulting: SpreadDefaulting,
   pod: PodInfo,
   terminating: Placed | undefined,
   feasible: Int32Array,
   out: Float64Array,
 ): void {
   const n = feasible.length;
-  const { constraints, requireAll } = scoringConstraints(pod, state.profile);
+  const { constraints, requireAll } = scoringConstraints(pod, defaulting);
   if (constraints.length === 0) {
     out.fill(MAX_NODE_SCORE, 0, n);
     return;
@@ -200,3 +201,13 @@ function matches(selector: Selector, pod: PodInfo): boolean {
   if (selector.kind === 'nothing' || selector.requirements.length === 0) return false;
   return matchesSelector(selector, pod.labels);
 }
+
+/** Score and normalisation are one pass here: the scores are turned round against the scored nodes' own range. */
+export const podTopologySpreadScore: ScorePlugin = {
+  name: 'PodTopologySpread',
+  preScore: ({ state, profile, pod, evicted }) => ({
+    score(feasible, out) {
+      spreadScores(state, profile.spreadDefaulting, pod, evicted.terminating ?? evicted.gone, feasible, out);
+    },
+  }),
+};

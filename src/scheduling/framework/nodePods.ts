@@ -3,14 +3,11 @@
 // and its claims until the kubelet has stopped it — plus the replacements the plan has placed.
 import { isPodTerminal } from '../../model/pods.js';
 import type { NodeInfo, PodInfo } from '../../model/types.js';
-import type { ClusterState, Placed } from '../clusterState.js';
+import type { ClusterState } from '../clusterState.js';
+import type { PlacementInput } from './interface.js';
 
 /** The pod being placed, with the pod it replaces (treated as still terminating on its node). */
-export interface FilterInput {
-  readonly state: ClusterState;
-  readonly pod: PodInfo;
-  readonly evicted: Placed | undefined;
-}
+export type FilterInput = Pick<PlacementInput, 'state' | 'pod' | 'evicted'>;
 
 /**
  * The snapshot's pods per node, keeping only those `keep` selects (the few with host ports, CSI volumes or exclusive

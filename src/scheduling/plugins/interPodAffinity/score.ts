@@ -3,9 +3,12 @@
 // (−weight); and the existing pod's own terms that select the incoming pod: required affinity (+hardPodAffinityWeight),
 // preferred affinity (+weight), preferred anti-affinity (−weight). A node scores the sum over the domains it is in;
 // the scores are then scaled min–max to 0–100 over the nodes being scored.
-import { labelValue } from '../../model/labels.js';
-import type { NodeInfo, PodAffinityTerm, PodInfo } from '../../model/types.js';
-import type { ClusterState, Placed } from '../clusterState.js';
+import { labelValue } from '../../../model/labels.js';
+import type { NodeInfo, PodAffinityTerm, PodInfo } from '../../../model/types.js';
+import type { ClusterState, Placed } from '../../clusterState.js';
+import type { ScorePlugin } from '../../framework/interface.js';
+import { minMaxNormalize } from '../../framework/normalize.js';
+import { DEFAULT_HARD_POD_AFFINITY_WEIGHT } from './args.js';
 
 /** Topology key → domain → summed weight. Empty: no term applies, every node scores 0. */
 export type TopologyScores = Map<string, Map<string, number>>;
@@ -52,7 +55,7 @@ function subtractOwnTerms(state: ClusterState, scores: TopologyScores, pod: PodI
     const domain = labelValue(gone.node.labels, term.topologyKey);
     if (domain !== undefined) add(scores, term.topologyKey, domain, -weight);
   };
-  const hard = state.profile.hardPodAffinityWeight ?? 1;
+  const hard = state.profile.hardPodAffinityWeight ?? DEFAULT_HARD_POD_AFFINITY_WEIGHT;
   if (hard > 0) for (const t of gone.pod.podAffinity) own(t, hard);
   for (const p of gone.pod.preferredPodAffinity ?? []) own(p.term, p.weight);
   for (const p of gone.pod.preferredPodAntiAffinity ?? []) own(p.term, -p.weight);
@@ -66,3 +69,17 @@ export function interPodRaw(scores: TopologyScores, node: NodeInfo): number {
   }
   return score;
 }
+
+export const interPodAffinityScore: ScorePlugin = {
+  name: 'InterPodAffinity',
+  preScore: ({ state, pod, evicted }) => {
+    const topology = topologyScores(state, pod, evicted.gone);
+    if (topology.size === 0) return undefined;
+    return {
+      score(feasible, out) {
+        for (let k = 0; k < feasible.length; k++) out[k] = interPodRaw(topology, state.nodeList[feasible[k]!]!);
+      },
+      normalize: minMaxNormalize,
+    };
+  },
+};
