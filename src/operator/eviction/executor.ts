@@ -84,6 +84,8 @@ export interface RunDeps {
   readonly minReplanIntervalMs: number;
   /** `run --scheduler-config`: the scheduler configuration replacements are predicted by. */
   readonly schedulerProfile?: SchedulerProfile;
+  /** False: no closed loop and no landing checks (operator.ts, `landingChecks`). Default true. */
+  readonly landingChecks?: boolean;
 }
 
 export interface RunOptions {
@@ -162,6 +164,7 @@ type LaneTurn = number;
 export class PolicyRun {
   private readonly dryRun: boolean;
   private readonly pacing: boolean;
+  private readonly closedLoop: boolean;
   private readonly lanes = new EvictionLanes();
   private readonly holds = new RunHolds();
   private readonly reservations: RunReservations;
@@ -179,6 +182,7 @@ export class PolicyRun {
     const spec = opts.policy.spec;
     this.dryRun = spec.mode === 'DryRun';
     this.pacing = !this.dryRun && spec.eviction.waitForReplacement;
+    this.closedLoop = this.pacing && deps.landingChecks !== false;
     // Paced, maxPerWorkload bounds the workload's evictions in flight (the shared slot), not the run's: one run goes
     // on, one step at a time, until the workload is done (DESIGN.md). Unpaced, the run executes one plan whole.
     this.reservations = new RunReservations(spec.eviction, deps.inFlight, { perWorkloadInRun: !this.pacing });
@@ -299,7 +303,7 @@ export class PolicyRun {
       if (!this.pacing || list.length === 0) list.push(move);
     }
     for (const [key, list] of byWorkload) {
-      const turn = this.pacing ? this.order.enqueue() : undefined;
+      const turn = this.closedLoop ? this.order.enqueue() : undefined;
       this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
         if (turn !== undefined) this.order.invalidate();
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
