@@ -20,10 +20,11 @@ import {
   CYCLE_RESULTS,
   CYCLE_TRIGGERS,
   EVICTION_RESULTS,
+  LANDING_OUTCOMES,
   METRICS,
   NODE_CLASSES,
 } from './names.js';
-import type { AbortReason, CycleResult, CycleTriggerLabel, EvictionResult } from './names.js';
+import type { AbortReason, CycleResult, CycleTriggerLabel, EvictionResult, LandingOutcome } from './names.js';
 
 export const DEFAULT_MAX_SKEW_SERIES = 10_000;
 
@@ -72,6 +73,8 @@ export interface RebalancerMetrics {
   recordViolations(policy: string, countsByStrategy: ViolationCounts): void;
   /** Counts one eviction attempt and its outcome. */
   recordEviction(policy: string, strategy: Strategy, result: EvictionResult): void;
+  /** Counts one replacement's landing against the prediction. */
+  recordLanding(policy: string, outcome: LandingOutcome): void;
   /**
    * Records a finished cycle: its duration (not for `skipped_overlap`, which did not run), its outcome and,
    * on success, the last-success timestamp. `trigger` is what started it (default: its schedule).
@@ -129,6 +132,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
   const topologyActionable = new Gauge({ ...METRICS.topologyActionable, registers });
   const violations = new Gauge({ ...METRICS.violations, registers });
   const evictions = new Counter({ ...METRICS.evictions, registers });
+  const landings = new Counter({ ...METRICS.landings, registers });
   const cycleDuration = new Histogram({ ...METRICS.cycleDuration, buckets: [...CYCLE_DURATION_BUCKETS], registers });
   const cycles = new Counter({ ...METRICS.cycles, registers });
   const lastSuccessfulCycle = new Gauge({ ...METRICS.lastSuccessfulCycle, registers });
@@ -242,7 +246,18 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     }
   }
 
+  // Every outcome's series starts at 0 with a policy's first landing, so increase() over them counts the first miss.
+  const landingPolicies = new Set<string>();
+  function recordLanding(policy: string, outcome: LandingOutcome): void {
+    if (!landingPolicies.has(policy)) {
+      landingPolicies.add(policy);
+      for (const o of LANDING_OUTCOMES) landings.inc({ policy, outcome: o }, 0);
+    }
+    landings.inc({ policy, outcome });
+  }
+
   function forgetPolicy(policy: string): void {
+    landingPolicies.delete(policy);
     for (const key of ownedByPolicy.get(policy) ?? []) release(policy, key);
     ownedByPolicy.delete(policy);
     for (const strategy of strategies) {
@@ -251,6 +266,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     }
     for (const result of CYCLE_RESULTS)
       for (const trigger of CYCLE_TRIGGERS) cycles.remove({ policy, result, trigger });
+    for (const outcome of LANDING_OUTCOMES) landings.remove({ policy, outcome });
     cycleDuration.remove({ policy });
     lastSuccessfulCycle.remove({ policy });
     planEvictions.remove({ policy });
@@ -272,6 +288,7 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     recordTopology,
     recordViolations,
     recordEviction: (policy, strategy, result) => evictions.inc({ policy, strategy, result }),
+    recordLanding,
     observeCycle,
     recordAbort: (policy, reason) => cycleAborts.inc({ policy, reason }),
     markCycleDue: (policy) => cycleDue.set({ policy }, now() / 1000),

@@ -15,6 +15,14 @@ export interface MetricDefinition {
 export const EVICTION_RESULTS = ['evicted', 'dry_run', 'pdb_blocked', 'not_found', 'failed', 'skipped'] as const;
 export type EvictionResult = (typeof EVICTION_RESULTS)[number];
 
+/**
+ * Where a replacement of an evicted pod landed, against the plan's prediction (label `outcome` of
+ * `rebalancer_landings_total`): on the target, on one of the nodes scored equal to it, on another node, or on none
+ * within replacementTimeout.
+ */
+export const LANDING_OUTCOMES = ['target', 'tied', 'elsewhere', 'unscheduled'] as const;
+export type LandingOutcome = (typeof LANDING_OUTCOMES)[number];
+
 /** Outcome of one planning cycle (label `result` of `rebalancer_cycles_total`). */
 export const CYCLE_RESULTS = ['success', 'failed', 'aborted', 'skipped_overlap'] as const;
 export type CycleResult = (typeof CYCLE_RESULTS)[number];
@@ -72,6 +80,12 @@ export const METRICS = {
     type: 'counter',
     help: 'Eviction attempts by outcome (evicted, dry_run, pdb_blocked, not_found, failed, skipped).',
     labelNames: ['policy', 'strategy', 'result'],
+  },
+  landings: {
+    name: 'rebalancer_landings_total',
+    type: 'counter',
+    help: "Replacements of evicted pods by where they landed against the plan's prediction (target, tied: another node scored equal, elsewhere, unscheduled).",
+    labelNames: ['policy', 'outcome'],
   },
   cycleDuration: {
     name: 'rebalancer_cycle_duration_seconds',

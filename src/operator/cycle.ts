@@ -48,6 +48,8 @@ import {
 import type { LoopDetection } from './eviction/pacing.js';
 import { stopReport } from './stoppedBy.js';
 import { scopeProblem } from './scopeCheck.js';
+import type { Landing } from './eviction/landingWatch.js';
+import { LandingRecord, PREDICTIONS_UNRELIABLE, schedulerConfigFingerprint } from './landingRecord.js';
 import {
   buildStatus,
   POLICY_GROUP,
@@ -103,6 +105,8 @@ export interface PolicyState {
   windowTimer: AbortController | undefined;
   /** What the last cycle found wrong with the scope (it selects nothing), for the Ready condition's message. */
   scope: string | undefined;
+  /** How the policy's predictions held (status.landing), PredictionsUnreliable included. */
+  readonly landing: LandingRecord;
 }
 
 /**
@@ -249,6 +253,7 @@ export class PolicyController {
       windowClosed: undefined,
       windowTimer: undefined,
       scope: undefined,
+      landing: new LandingRecord(persisted.landing),
     };
   }
 
@@ -369,12 +374,15 @@ export class PolicyController {
     // A later window forgets how the previous one ended (the run's own window may still read as open for a moment).
     if (window?.kind === 'open' && window.until !== state.windowClosed?.windowEnd) state.windowClosed = undefined;
     this.armWindowTimer(entry.name, state, window === undefined ? undefined : nextBoundary(window));
+    const unreliable = state.landing.unreliableFor(entry.generation, this.schedulerConfig);
     const degraded =
       state.paused !== undefined
         ? { reason: state.paused.reason, message: state.paused.message }
         : state.lastFailure !== undefined
           ? { reason: 'CycleFailed', message: state.lastFailure }
-          : state.planDegraded;
+          : unreliable !== undefined
+            ? { reason: PREDICTIONS_UNRELIABLE, message: unreliable.message }
+            : state.planDegraded;
     const now = this.deps.clock.now();
     const cooldowns: CooldownStatus[] = [];
     for (const [workload, c] of state.cooldowns) {
@@ -411,7 +419,43 @@ export class PolicyController {
             },
       lastRunResult: state.lastRunResult,
       scope: state.scope,
+      landing: state.landing.status(),
     });
+  }
+
+  /** Which scheduler configuration predictions are made with (a change lifts PredictionsUnreliable). */
+  private get schedulerConfig(): string {
+    return schedulerConfigFingerprint(this.deps.run.schedulerProfile);
+  }
+
+  /** The closed loop's part of a run's options: where landings go, and whether predictions may be acted on. */
+  private landingOptions(
+    entry: PolicyEntry,
+    state: PolicyState,
+    log: Logger,
+  ): { onLanding: (landing: Landing) => void; predictionsUnreliable: () => string | undefined } {
+    const onLanding = (landing: Landing): void => this.onLanding(entry, state, log, landing);
+    const unreliable = state.landing.unreliableFor(entry.generation, this.schedulerConfig);
+    if (unreliable !== undefined) {
+      log.info({ reason: PREDICTIONS_UNRELIABLE }, 'predictions unreliable: nothing is evicted by prediction');
+    }
+    return {
+      onLanding,
+      predictionsUnreliable: () => state.landing.unreliableFor(entry.generation, this.schedulerConfig)?.message,
+    };
+  }
+
+  /** A replacement's landing, into the policy's record; predictions turning unreliable is said once, at once. */
+  private onLanding(entry: PolicyEntry, state: PolicyState, log: Logger, landing: Landing): void {
+    const verdict = state.landing.add(landing, {
+      time: rfc3339(this.deps.clock.wall()),
+      generation: entry.generation,
+      schedulerConfig: this.schedulerConfig,
+    });
+    if (verdict === undefined) return;
+    log.warn({ reason: PREDICTIONS_UNRELIABLE }, verdict.message);
+    this.deps.events.record(policyTarget(entry), 'Warning', PREDICTIONS_UNRELIABLE, verdict.message);
+    void this.syncStatus(entry.name);
   }
 
   /** One conditional write; on a conflict, re-read the live object, merge, and try again (a few times). */
@@ -631,6 +675,7 @@ export class PolicyController {
           signal: abort.signal,
           held: this.cooldownHolds(state, started),
           onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
+          ...this.landingOptions(entry, state, log),
           onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan, { evicts }),
           ...(usage !== undefined ? { metrics: usage } : {}),
         },

@@ -78,6 +78,11 @@ export interface OperatorDeps {
   readonly evictionRetry?: RetryOptions;
   /** Least time between re-plans of one run (default 1000 ms). */
   readonly minReplanIntervalMs?: number;
+  /**
+   * False turns off checking landings against predictions (the closed loop, rebalancer_landings_total,
+   * PredictionsUnreliable): only for test clusters whose stand-in scheduler is knowingly unlike kube-scheduler.
+   */
+  readonly landingChecks?: boolean;
   readonly eventAggregationWindowMs?: number;
   /** Replaces the Eviction API caller (tests wrap it to observe calls). */
   readonly wrapEvictor?: (evictor: Evictor) => Evictor;
@@ -285,6 +290,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       retry: deps.evictionRetry ?? DEFAULT_RETRY,
       minReplanIntervalMs: deps.minReplanIntervalMs ?? 1000,
       schedulerProfile: deps.schedulerProfile,
+      ...(deps.landingChecks === false ? { landingChecks: false } : {}),
     },
   });
 

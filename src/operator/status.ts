@@ -15,13 +15,16 @@
 //   Degraded   True when a replacement stayed Pending past replacementTimeout (ReplacementPending: the policy is
 //              paused until the replacement is scheduled or the spec changes), the last cycle failed (CycleFailed),
 //              or a `usage: Metrics` strategy had no metrics.k8s.io to plan with (MetricsUnavailable: the message
-//              names the API and the HTTP status; the next cycle that reads metrics clears it).
+//              names the API and the HTTP status; the next cycle that reads metrics clears it), or replacements
+//              kept landing elsewhere than predicted (PredictionsUnreliable, landingRecord.ts: nothing is evicted by
+//              prediction until the spec or the scheduler configuration changes).
 //   Ready      True when the policy is valid, not suspended and not degraded: it runs on its schedule. Its reason is
 //              OutsideWindow (still True) outside every maintenance window, for the STATUS printer column; its message
 //              says when the scope selects nothing (a namespace that does not exist, a selector matching no pod).
 //   OutsideWindow  (only for a policy with spec.windows) True outside every maintenance window, with the next
 //              window's start; reason WindowClosed when a window ended during a cycle (maintenanceWindows.ts).
 import type { KubeApi } from '../kube/kubeClient.js';
+import { readLanding, type LandingStatus } from './landingRecord.js';
 
 export const POLICY_GROUP = 'rebalancer.dev';
 export const POLICY_VERSION = 'v1alpha1';
@@ -87,6 +90,8 @@ export interface PersistedState {
   readonly totals: { readonly evicted: number; readonly failed: number } | undefined;
   readonly cooldowns: readonly CooldownStatus[];
   readonly pause: PauseStatus | undefined;
+  /** How predictions held, and the PredictionsUnreliable verdict if any (landingRecord.ts). */
+  readonly landing?: LandingStatus | undefined;
 }
 
 export interface PolicyStatus {
@@ -99,6 +104,7 @@ export interface PolicyStatus {
   readonly cooldowns: readonly CooldownStatus[];
   readonly pause?: PauseStatus;
   readonly lastRunResult?: LastRunResult;
+  readonly landing?: LandingStatus;
 }
 
 export interface StatusInput {
@@ -122,6 +128,7 @@ export interface StatusInput {
   readonly outsideWindow?: { readonly status: boolean; readonly reason: string; readonly message: string };
   /** What is wrong with the policy's scope (a namespace that does not exist, a selector matching no pod). */
   readonly scope?: string | undefined;
+  readonly landing?: LandingStatus | undefined;
 }
 
 function condition(input: StatusInput, type: string, value: boolean, reason: string, message: string): PolicyCondition {
@@ -188,6 +195,7 @@ export function buildStatus(input: StatusInput): PolicyStatus {
     cooldowns: input.cooldowns ?? [],
     ...(input.pause !== undefined ? { pause: input.pause } : {}),
     ...(input.lastRunResult !== undefined ? { lastRunResult: input.lastRunResult } : {}),
+    ...(input.landing !== undefined ? { landing: input.landing } : {}),
   };
 }
 
@@ -219,7 +227,7 @@ export function readPersisted(status: unknown): PersistedState {
           message: text(p['message']),
         }
       : undefined;
-  return { totals, cooldowns, pause };
+  return { totals, cooldowns, pause, landing: readLanding(s['landing']) };
 }
 
 /** The API server refused the write because the object changed since `resourceVersion` (409). */

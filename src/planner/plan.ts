@@ -6,6 +6,7 @@ import type { ClusterSnapshot } from '../model/types.js';
 import type { Policy } from '../policy/types.js';
 import type { ClusterState } from '../scheduling/clusterState.js';
 import { STRATEGIES } from '../strategies/registry.js';
+import { canonicalOrder } from './canonicalOrder.js';
 import { planHousekeeping } from './housekeeping.js';
 import type { Move } from './move.js';
 import { Planner, type PlanOptions } from './planner.js';
@@ -30,8 +31,12 @@ function lessUndone(a: readonly number[], b: readonly number[]): boolean {
   return false;
 }
 
-/** One planning cycle: analysis, then the plan. Pure: the same snapshot and policy give the same plan. */
-export function planCycle(snapshot: ClusterSnapshot, policy: Policy, options: PlanOptions = {}): PlanOutcome {
+/**
+ * One planning cycle: analysis, then the plan. Pure: the same snapshot and policy give the same plan, whatever the
+ * order its objects were listed in (canonicalOrder.ts).
+ */
+export function planCycle(listed: ClusterSnapshot, policy: Policy, options: PlanOptions = {}): PlanOutcome {
+  const snapshot = canonicalOrder(listed);
   const analysis = analyze(snapshot, policy.spec, options.strategies);
   let planner = new Planner(analysis, policy.spec, options);
   planner.fixViolations();

@@ -5,8 +5,9 @@
 // rule with peers, anti-affinity, the rule's owner or every pod its rule matches, as a set), then the spread groups a
 // skew strategy acts on, most excess first. For a group, every step moves one pod from a fullest domain to where the
 // scheduler simulation puts its replacement, re-measuring after each move; a step is kept only if it strictly lowers
-// the group's (skew, domains at max, domains at min), creates no new hard violation and leaves no hard spread group
-// above max(its skew before, its maxSkew); and a run of steps is kept only if it ends with the skew lower, since an
+// the group's (skew, domains at max, domains at min), creates no new hard violation and leaves no hard spread group,
+// nor a soft one the policy acts on (includeSoftConstraints), above max(its skew before, its maxSkew), on any node
+// the scheduler may pick; and a run of steps is kept only if it ends with the skew lower, since an
 // eviction that lowers no skew is not worth its disruption. Moves are undoable, so a set that cannot be completed is
 // dropped whole. A group that greedy steps leave at a dead end gets a bounded search for the fewest further moves
 // (searchGroup), and a violation cleared first that left one there is tried after the groups instead (planCycle).
@@ -326,14 +327,15 @@ export class Planner {
 
   /**
    * Finds, for a landing of `pod` evicted from `from`, a hard spread group the move would push above max(its skew now,
-   * its maxSkew). Built once per attempt, while the state stands still: the groups that count the pod, their limits,
+   * its maxSkew), or a soft (ScheduleAnyway) one the policy acts on: a constraint the policy considers must never end
+   * worse than it started (issue 29: a move for another group took a soft zone skew from 2 to 4). Built once per attempt, while the state stands still: the groups that count the pod, their limits,
    * and the skew per landing domain, since a placement's tied nodes (hundreds of them at 150,000 pods) share a few.
    */
   private hardGroupCheck(pod: PodInfo, from: NodeInfo): (target: NodeInfo | undefined) => string | undefined {
     const checks: Array<{ g: GroupState; limit: number; after: Map<string | undefined, number> }> = [];
     for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) {
       const c = g.group.constraint;
-      if (c.whenUnsatisfiable !== 'DoNotSchedule') continue;
+      if (c.whenUnsatisfiable !== 'DoNotSchedule' && this.skewStrategyOf(g.group) === undefined) continue;
       checks.push({ g, limit: Math.max(skewTuple(g.counts, c.minDomains)[0], c.maxSkew), after: new Map() });
     }
     return (target) => {
@@ -347,7 +349,8 @@ export class Planner {
         }
         if (skew > limit) {
           const c = g.group.constraint;
-          return `the move would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${skew}`;
+          const soft = c.whenUnsatisfiable === 'DoNotSchedule' ? '' : ' (ScheduleAnyway)';
+          return `the move would raise the skew of ${c.topologyKey} spread${soft} (${g.group.workloads.join(', ')}) to ${skew}`;
         }
       }
       return undefined;

@@ -61,7 +61,8 @@ describe('lease starvation', () => {
     for (let i = 0; i < 1000; i++) s.store.create(barePod(`job-${String(i).padStart(4, '0')}`, 'zone-a-node-1'));
     createPolicy(s, 'drain', {
       mode: 'Evict',
-      strategies: { topologySpread: { enabled: false }, podAntiAffinity: { enabled: false } },
+      // What a policy names is what runs: the taint rule alone.
+      strategies: { nodeTaints: {} },
       eviction: {
         evictBarePods: true,
         nodeFit: false,

@@ -56,6 +56,8 @@ describe('client-side rate limiting', () => {
       kubeApiBurst: burst,
       logLevel: 'info',
       minReplanIntervalMs: 30_000,
+      // This measures the client's pacing of a burst; the closed loop would send one eviction per landing instead.
+      landingChecks: false,
     });
     operators.push(op);
     await op.operator.waitForSync();

@@ -240,7 +240,7 @@ describe('RebalancePolicy CRD: identity', () => {
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
   });
 
-  it('prints mode, schedule, status (Ready/OutsideWindow/Invalid/Degraded/Suspended), last run, last evictions, last dry-run evictions, max skew and age', () => {
+  it('prints mode, schedule, status (Ready/OutsideWindow/Invalid/Degraded/Suspended), last run, last evictions, last dry-run evictions, max skew, landing and age', () => {
     const columns = version.additionalPrinterColumns as Array<{ name: string; priority?: number; jsonPath: string }>;
     expect(columns.filter((column) => (column.priority ?? 0) === 0).map((column) => column.name)).toEqual([
       'Mode',
@@ -250,6 +250,7 @@ describe('RebalancePolicy CRD: identity', () => {
       'Last Evictions',
       'Last Dry-Run',
       'Max Skew',
+      'Landing',
       'Age',
     ]);
     expect(columns.find((c) => c.name === 'Last Dry-Run')?.jsonPath).toBe('.status.lastPlan.dryRunEvictions');
@@ -530,6 +531,23 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
           message: 'replacement shop/web-abc is still Pending',
         },
         lastRunResult: { result: 'Aborted', reason: 'SpecChanged' },
+        landing: {
+          recent: ['target', 'tied', 'elsewhere', 'elsewhere', 'elsewhere'],
+          share: '2/5',
+          lastMiss: {
+            pod: 'shop/web-abc',
+            replacement: 'shop/web-def',
+            predicted: ['node-b1', 'node-b2'],
+            actual: 'node-a1',
+            time: '2025-01-01T00:05:00Z',
+          },
+          unreliable: {
+            since: '2025-01-01T00:05:00Z',
+            generation: 3,
+            schedulerConfig: 'default',
+            message: '3 of the last 5 replacements landed elsewhere than predicted',
+          },
+        },
       },
     };
     expect(admit(object).openApi).toEqual([]);

@@ -673,6 +673,7 @@ describe('manifests: PrometheusRule', () => {
     expect(alerts.map((a) => a.alert)).toEqual([
       'RebalancerSkewAboveMax',
       'RebalancerEvictionsFailing',
+      'RebalancerPredictionsUnreliable',
       'RebalancerCycleStale',
       'RebalancerAbsent',
       'RebalancerNoLeader',
@@ -682,6 +683,7 @@ describe('manifests: PrometheusRule', () => {
   it.each([
     'RebalancerSkewAboveMax',
     'RebalancerEvictionsFailing',
+    'RebalancerPredictionsUnreliable',
     'RebalancerCycleStale',
     'RebalancerAbsent',
     'RebalancerNoLeader',
@@ -825,6 +827,7 @@ describe('manifests: Grafana dashboard', () => {
     ['cycle duration', /histogram_quantile\(0\.\d+, sum by \(le\) \(rate\(rebalancer_cycle_duration_seconds_bucket/],
     ['violations by strategy', /sum by \(strategy\) \(rebalancer_violations/],
     ['leader', /rebalancer_leader/],
+    ['landings against the prediction', /sum by \(outcome\) \(increase\(rebalancer_landings_total/],
   ])('has a panel for %s', (_, pattern) => {
     expect(targets.some((target) => pattern.test(target.expr))).toBe(true);
   });

@@ -43,6 +43,8 @@ const web = 'namespace="shop",workload="Deployment/web",topology_key="topology.k
 const webLabels = { namespace: 'shop', workload: 'Deployment/web', topology_key: 'topology.kubernetes.io/zone' };
 const hard = (extra = ''): string => `{${web},when_unsatisfiable="DoNotSchedule"${extra}}`;
 const soft = `{${web},when_unsatisfiable="ScheduleAnyway"}`;
+const LANDINGS = (policy: string, outcome: string): string =>
+  `rebalancer_landings_total{policy="${policy}",outcome="${outcome}"}`;
 const up = (instance: string, values: string) => ({
   series: `up{job="kube-rebalancer",instance="${instance}"}`,
   values,
@@ -194,6 +196,25 @@ const CASES: readonly Case[] = [
       },
     ],
   },
+  {
+    name: 'predictions failing: 3 of 8 landings elsewhere fire, 2 misses or a low share do not',
+    series: [
+      // One landing a minute, from 0: "bad" misses 3 of its 8 (every third lands elsewhere).
+      { series: LANDINGS('bad', 'target'), values: '0 1 1 2 2 2 3 3 3 4 4x50' },
+      { series: LANDINGS('bad', 'tied'), values: '0 0 1 1 1 2 2 2 2 2 2x50' },
+      { series: LANDINGS('bad', 'elsewhere'), values: '0 0 0 0 1 1 1 2 3 3 3x50' },
+      // Two misses only.
+      { series: LANDINGS('unlucky', 'target'), values: '0 1 1 1 1x55' },
+      { series: LANDINGS('unlucky', 'elsewhere'), values: '0 0 1 2 2x55' },
+      // Four misses, late, among many landings on target: a share under 3 in 10.
+      { series: LANDINGS('large', 'target'), values: '0+1x16 16x45' },
+      { series: LANDINGS('large', 'elsewhere'), values: '0x10 1 2 3 4 4x40' },
+    ],
+    checks: [
+      { at: '5m', alert: 'RebalancerPredictionsUnreliable', firing: [] },
+      { at: '20m', alert: 'RebalancerPredictionsUnreliable', firing: [{ labels: { policy: 'bad' }, value: 0 }] },
+    ],
+  },
 ];
 
 /** The promtool unit-test file for `rules` (the rule file's name relative to it). */
@@ -332,6 +353,12 @@ describe('manifests/prometheusrule.yaml under promtool', () => {
       alert: 'RebalancerEvictionsFailing',
       edit: (r) => (r.expr = r.expr.replace('{result="failed"}', '')),
       caughtBy: 'failing evictions',
+    },
+    {
+      name: 'the share of misses not required',
+      alert: 'RebalancerPredictionsUnreliable',
+      edit: (r) => (r.expr = r.expr.slice(0, r.expr.indexOf('and on')).trim()),
+      caughtBy: 'predictions failing: 3 of 8 landings elsewhere fire, 2 misses or a low share do not',
     },
   ];
 

@@ -698,6 +698,7 @@ describe('planner: limits and held workloads', () => {
     a: { ns: string; workload: string; node: string },
     b: { ns: string; workload: string; node: string },
   ): Buildable[] => [
+    // "first" is first in the planner's canonical order (namespace, then name), whatever the order listed.
     makeNode('t1').zone('zone-a').taint('dedicated', 'infra', 'NoSchedule'),
     makeNode('t2').zone('zone-a').taint('dedicated', 'infra', 'NoSchedule'),
     makeNode('c1').zone('zone-b'),
@@ -709,12 +710,12 @@ describe('planner: limits and held workloads', () => {
   it.each([
     {
       limit: 'maxPerCycle',
-      objects: taintedPair({ ns: 'shop', workload: 'a', node: 't1' }, { ns: 'blog', workload: 'b', node: 't2' }),
+      objects: taintedPair({ ns: 'shop', workload: 'a', node: 't1' }, { ns: 'wiki', workload: 'b', node: 't2' }),
       reason: /^limit maxPerCycle \(1\) reached/,
     },
     {
       limit: 'maxPerNode',
-      objects: taintedPair({ ns: 'shop', workload: 'a', node: 't1' }, { ns: 'blog', workload: 'b', node: 't1' }),
+      objects: taintedPair({ ns: 'shop', workload: 'a', node: 't1' }, { ns: 'wiki', workload: 'b', node: 't1' }),
       reason: /^limit maxPerNode \(1\) reached on node t1$/,
     },
     {

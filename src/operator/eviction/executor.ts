@@ -26,6 +26,11 @@
 // does, sends it as a dry run, then places its replacement where the plan predicted, Ready, and plans again from that
 // projected cluster, under the same run limits, until the plan is done or a limit is reached. Without
 // waitForReplacement it executes one plan whole, as Evict would.
+// Closed loop (paced runs only): lanes take turns in the order their plans made them, each eviction waits until the
+// replacements of the ones before it have landed, and a replacement that lands anywhere but its target makes the
+// moves still waiting stale: they are planned again from the caches before anything else is evicted
+// (landingOrder.ts). Every landing is checked against the prediction (landingWatch.ts: metric, log line, Event when
+// elsewhere).
 //
 // Before each eviction, the lane re-checks against the cache: the pod still exists with the planned uid and is
 // not terminating; the run's limits; the pod's budget (exactly one, its status observed by its controller, an
@@ -56,6 +61,8 @@ import { waitForBudget } from './budgetWait.js';
 import type { Clock } from '../../clock.js';
 import { pdbWaitKey, workloadWaitKey, type ClusterCache } from '../clusterCache.js';
 import { EvictionLanes } from './evictionLanes.js';
+import { LandingOrder } from './landingOrder.js';
+import { landingPredicted, reportLanding, watchLanding, type Landing } from './landingWatch.js';
 import { EvictionOutcomes, type RunCounts } from './evictionOutcomes.js';
 import { RetryingEvictions, type RetryOptions } from './evictionRetry.js';
 import type { Evictor } from './evictor.js';
@@ -83,6 +90,8 @@ export interface RunDeps {
   readonly minReplanIntervalMs: number;
   /** `run --scheduler-config`: the scheduler configuration replacements are predicted by. */
   readonly schedulerProfile?: SchedulerProfile;
+  /** False: no closed loop and no landing checks (operator.ts, `landingChecks`). Default true. */
+  readonly landingChecks?: boolean;
 }
 
 export interface RunOptions {
@@ -107,6 +116,14 @@ export interface RunOptions {
    * Every plan of the run uses it; the planner brings it up to date with the pods evicted and replaced since.
    */
   readonly metrics?: UsageMetrics;
+  /** A replacement's landing was checked against its prediction (paced runs). */
+  readonly onLanding?: (landing: Landing) => void;
+  /**
+   * Why the policy's predictions are unreliable (PredictionsUnreliable), or undefined; asked at every plan of the run,
+   * so the verdict stops a run that reaches it. No move made by prediction is executed then; housekeeping, which asks
+   * for a new pod rather than another place, still is.
+   */
+  readonly predictionsUnreliable?: () => string | undefined;
 }
 
 export interface EvictionGate {
@@ -143,8 +160,14 @@ export interface RunResult {
   readonly limitReached: string | undefined;
 }
 
-/** What one eviction attempt came to; `paced` is set for an eviction whose replacement the lane must wait for. */
-type Executed = { result: EvictionResult; paced?: EvictionRecord } | undefined;
+/**
+ * What one eviction attempt came to; `paced` is set for an eviction whose replacement the lane must wait for.
+ * `stale`: the plan the move came from no longer holds, nothing was sent. Undefined: the run halted first.
+ */
+type Executed = { result: EvictionResult; paced?: EvictionRecord } | 'stale' | undefined;
+
+/** A paced lane's place in the closed loop's queue (landingOrder.ts). */
+type LaneTurn = number;
 
 export class PolicyRun {
   private readonly dryRun: boolean;
@@ -153,6 +176,7 @@ export class PolicyRun {
   private readonly projecting: boolean;
   private projection: DryRunProjection | undefined;
   private limitReached: string | undefined;
+  private readonly closedLoop: boolean;
   private readonly lanes = new EvictionLanes();
   private readonly holds = new RunHolds();
   private readonly reservations: RunReservations;
@@ -160,6 +184,8 @@ export class PolicyRun {
   private readonly halt: RunHalt;
   private readonly sender: RetryingEvictions;
   private degraded: Degradation | undefined;
+  private readonly order = new LandingOrder();
+  private readonly landings = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: RunDeps,
@@ -169,6 +195,7 @@ export class PolicyRun {
     this.dryRun = spec.mode === 'DryRun';
     this.pacing = !this.dryRun && spec.eviction.waitForReplacement;
     this.projecting = this.dryRun && spec.eviction.waitForReplacement;
+    this.closedLoop = this.pacing && deps.landingChecks !== false;
     // Paced, maxPerWorkload bounds the workload's evictions in flight (the shared slot), not the run's: one run goes
     // on, one step at a time, until the workload is done (DESIGN.md). Unpaced, the run executes one plan whole.
     this.reservations = new RunReservations(spec.eviction, deps.inFlight, {
@@ -272,6 +299,7 @@ export class PolicyRun {
       }
     }
     await this.lanes.settled();
+    await Promise.all(this.landings);
     this.reservations.releaseAll();
     if (this.reservations.limits.cycleFull) {
       this.limitReached ??= `limit maxPerCycle (${this.opts.policy.spec.eviction.maxPerCycle}) reached`;
@@ -300,9 +328,14 @@ export class PolicyRun {
   private startLanes(outcome: RunPlan): Move[] {
     const byWorkload = new Map<string, Move[]>();
     const stepping = this.pacing || this.projecting;
+    const unreliable = this.opts.predictionsUnreliable?.();
     for (const move of outcome.moves) {
       const key = workloadKey(move.pod);
       if (this.lanes.has(key) || this.holds.has(key)) continue;
+      if (unreliable !== undefined && STRATEGIES.byName(move.strategy)?.kind !== 'housekeeping') {
+        this.holds.hold(key, `not evicted by prediction: ${unreliable}`);
+        continue;
+      }
       // The planner counts limits per plan; the run's own counters decide (per node, namespace and workload).
       // A workload already given its step in this plan is not a limit: its next step is planned again.
       if (stepping && byWorkload.has(key)) continue;
@@ -318,7 +351,9 @@ export class PolicyRun {
       if (!stepping || list.length === 0) list.push(move);
     }
     for (const [key, list] of byWorkload) {
-      this.lanes.start(key, this.lane(key, list, outcome.plan), (err) => {
+      const turn = this.closedLoop ? this.order.enqueue() : undefined;
+      this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
+        if (turn !== undefined) this.order.invalidate();
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
         this.holds.hold(key, 'an internal error stopped this workload for this run');
       });
@@ -326,11 +361,19 @@ export class PolicyRun {
     return [...byWorkload.values()].flat();
   }
 
-  private async lane(key: string, moves: readonly Move[], plan: RebalancePlan): Promise<void> {
+  private async lane(key: string, moves: readonly Move[], plan: RebalancePlan, turn?: LaneTurn): Promise<void> {
     for (const move of moves) {
       if (this.halt.reason !== undefined) return;
-      const executed = await this.executeOne(move, plan);
-      if (executed === undefined) return;
+      let executed: Executed;
+      try {
+        executed = await this.executeOne(move, plan, turn);
+      } finally {
+        // A move that was not made as planned leaves the rest of its plan predicted on a state that did not happen.
+        const asPlanned = typeof executed === 'object' && executed.result === 'evicted';
+        if (turn !== undefined && !asPlanned && executed !== 'stale') this.order.invalidate();
+        if (turn !== undefined) this.order.settle(turn);
+      }
+      if (executed === undefined || executed === 'stale') return;
       const { result, paced } = executed;
       if (result !== 'evicted' && result !== 'dry_run') {
         this.holds.hold(key, `the last eviction of this workload ended as ${result}; retried next run`);
@@ -344,7 +387,7 @@ export class PolicyRun {
   }
 
   /** Runs the checks and the call; returns the recorded result, or undefined when the run was halted first. */
-  private async executeOne(move: Move, plan: RebalancePlan): Promise<Executed> {
+  private async executeOne(move: Move, plan: RebalancePlan, turn: LaneTurn | undefined): Promise<Executed> {
     const record = (result: EvictionResult, detail: string, code?: string): Executed => {
       this.outcomes.record(move, plan, result, detail, code);
       return { result };
@@ -380,6 +423,14 @@ export class PolicyRun {
     if (budget.kind !== 'ok') {
       this.reservations.giveBack(pod);
       return budget.kind === 'halted' ? undefined : record(budget.result, budget.reason);
+    }
+    if (turn !== undefined) {
+      const go = await this.order.waitTurn(turn, this.halt.signal);
+      if (go !== 'go') {
+        this.reservations.giveBack(pod);
+        if (go === 'stale') this.log.debug({ pod: `${pod.namespace}/${pod.name}` }, 'plan went stale; move re-planned');
+        return go === 'stale' ? 'stale' : undefined;
+      }
     }
     const readyBefore = this.deps.cache.readyCount(key);
     const podsBefore = new Set(this.deps.cache.workloadPods(key).map((p) => p.uid));
@@ -434,7 +485,37 @@ export class PolicyRun {
       pdb: budget.entry === undefined ? undefined : { key: budget.key, resourceVersion: budget.entry.resourceVersion },
     };
     record('evicted', 'evicted');
+    if (turn !== undefined && landingPredicted(move)) this.watchLanding(move, paced);
     return { result: 'evicted', paced };
+  }
+
+  /**
+   * Checks where the replacement lands; until it has, no other eviction of this run is sent. Anywhere but the target
+   * makes the current plan stale.
+   */
+  private watchLanding(move: Move, paced: EvictionRecord): void {
+    this.order.landingAwaited();
+    const timeoutMs = this.opts.policy.spec.eviction.replacementTimeoutMs;
+    const done = watchLanding(this.deps.cache, paced, move, timeoutMs, this.halt.signal)
+      .then((landing: Landing | undefined) => {
+        if (landing === undefined) return;
+        reportLanding(landing, this.opts.policy.name, {
+          metrics: this.deps.metrics,
+          events: this.deps.events,
+          log: this.log,
+        });
+        if (landing.outcome !== 'target') this.order.invalidate();
+        this.opts.onLanding?.(landing);
+      })
+      .catch((err: unknown) => {
+        this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'landing check failed');
+        this.order.invalidate();
+      })
+      .finally(() => {
+        this.order.landingKnown();
+        this.landings.delete(done);
+      });
+    this.landings.add(done);
   }
 
   /** Waits for the evicted pod's replacement; a replacement still Pending degrades the policy and halts the run. */
