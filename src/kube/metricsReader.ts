@@ -66,14 +66,21 @@ export interface MetricsReaderOptions {
   readonly clock: Clock;
   /** Default STALE_READING_MS. */
   readonly maxStaleMs?: number;
-  /** Told when a stale reading stands in, or why there is none (for the log). */
+  /**
+   * Told when a stale reading stands in, or why there is none (for the log). A missing or refused API is told once,
+   * not every cycle (the policy's Degraded condition carries it meanwhile), and again only when the problem changes.
+   */
   readonly onProblem?: (message: string, reused: boolean) => void;
+  /** Told once when the API answers again after a problem was told. */
+  readonly onRecovered?: () => void;
 }
 
 export class MetricsReader {
   private last: { readonly reading: UsageReading; readonly at: number } | undefined;
   /** One read at a time: policies whose cycles start together share it. */
   private pending: Promise<UsageMetrics> | undefined;
+  /** The unavailability last told, so that a cluster without metrics-server is not reported every cycle. */
+  private told: string | undefined;
 
   constructor(
     private readonly api: Pick<KubeApi, 'custom'>,
@@ -106,12 +113,16 @@ export class MetricsReader {
       const pods = await this.list(resource);
       const reading = readingFromItems(nodes, pods, nodeOf, readAt);
       this.last = { reading, at: this.opts.clock.now() };
+      if (this.told !== undefined) {
+        this.told = undefined;
+        this.opts.onRecovered?.();
+      }
       return reading;
     } catch (err) {
       if (err instanceof ApiError) {
         const definite = metricsApiProblem(err.code, resource, apiMessage(err));
         if (definite !== undefined) {
-          this.opts.onProblem?.(definite, false);
+          this.tell(definite);
           return { available: false, message: definite };
         }
         failure = `${METRICS_GROUP}/${METRICS_VERSION} ${resource}: HTTP ${err.code}${
@@ -131,8 +142,14 @@ export class MetricsReader {
     }
     const message =
       last === undefined ? failure : `${failure}; the last reading (${Math.round(age / 1000)}s ago) is too old to use`;
-    this.opts.onProblem?.(message, false);
+    this.tell(message);
     return { available: false, message };
+  }
+
+  private tell(message: string): void {
+    if (message === this.told) return;
+    this.told = message;
+    this.opts.onProblem?.(message, false);
   }
 }
 

@@ -261,6 +261,7 @@ export function createOperator(deps: OperatorDeps): Operator {
   const metricsReader = new MetricsReader(clients, {
     clock,
     onProblem: (message, reused) => logger.warn({ reused }, `metrics.k8s.io: ${message}`),
+    onRecovered: () => logger.info('metrics.k8s.io: answering again'),
   });
   const controller = new PolicyController({
     cache,

@@ -131,6 +131,28 @@ describe('MetricsReader', () => {
     if (!stale.available) expect(stale.message).toMatch(/HTTP 429.*too old to use/);
   });
 
+  it('a missing metrics API is told once, not every cycle, and its return once', async () => {
+    const { s, problems } = await setUp();
+    const recovered: number[] = [];
+    const told = new MetricsReader(clients!, {
+      clock: testClock(),
+      onProblem: (m) => problems.push(m),
+      onRecovered: () => recovered.push(problems.length),
+    });
+    for (let cycle = 0; cycle < 3; cycle++) {
+      s.faults.failNext({ group: 'metrics.k8s.io', resource: 'nodes', status: 404 });
+      expect((await told.read(onNode1)).available).toBe(false);
+    }
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('HTTP 404');
+    expect((await told.read(onNode1)).available).toBe(true);
+    expect((await told.read(onNode1)).available).toBe(true);
+    expect(recovered).toEqual([1]);
+    s.faults.failNext({ group: 'metrics.k8s.io', resource: 'nodes', status: 404 });
+    expect((await told.read(onNode1)).available).toBe(false);
+    expect(problems).toHaveLength(2);
+  });
+
   it('without any reading yet, a throttled read is unavailable', async () => {
     const { s, reader } = await setUp();
     s.faults.failNext({ group: 'metrics.k8s.io', resource: 'nodes', status: 429, retryAfterSeconds: 1, count: 6 });
