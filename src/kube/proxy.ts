@@ -1,7 +1,8 @@
 // Proxies from the environment, as Go's http.ProxyFromEnvironment (which client-go uses): HTTPS_PROXY for https
 // servers, HTTP_PROXY for http ones (upper or lower case), unless NO_PROXY names the host; a proxy without a scheme
-// is http://. (Go also never proxies loopback; not done here yet: the proxy suites run their API server on loopback.) A kubeconfig cluster's
-// `proxy-url` wins over the environment. The tunnel is made by client-node's proxy agent: a kubeconfig that needs a
+// is http://; a server named `localhost` or by a loopback address is never proxied (golang.org/x/net/http/httpproxy
+// does the same, without resolving names). A kubeconfig cluster's `proxy-url` wins over the environment and applies
+// to every server, loopback too, as Go's http.ProxyURL does. The tunnel is made by client-node's proxy agent: a kubeconfig that needs a
 // proxy is delegated to it with the proxy as the cluster's proxy-url (credentials.ts). client-node builds a new agent
 // per request; the transport (kubeClient.ts) keeps one pooled keep-alive agent per proxy instead.
 
@@ -17,8 +18,21 @@ export function proxyFromEnvironment(server: string, env: NodeJS.ProcessEnv): st
   const proxy = url.protocol === 'https:' ? pick('HTTPS_PROXY') : pick('HTTP_PROXY');
   if (proxy === '') return undefined;
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isLoopback(host)) return undefined;
   const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
   return excluded(host, port, pick('NO_PROXY')) ? undefined : withScheme(proxy);
+}
+
+/** `localhost`, 127.0.0.0/8 and ::1 (IPv4-mapped loopback included): Go's environment proxy leaves them alone. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase();
+  if (h === 'localhost') return true;
+  const v4 = ipv4(h.startsWith('::ffff:') ? h.slice('::ffff:'.length) : h);
+  if (v4 !== undefined) return v4 >>> 24 === 127;
+  // An IPv4-mapped address as URL writes it: [::ffff:127.0.0.1] is ::ffff:7f00:1.
+  const mapped = /^::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}$/.exec(h);
+  if (mapped !== null) return parseInt(mapped[1]!, 16) >> 8 === 127;
+  return /^(0{0,4}:){2,7}0{0,3}1$/.test(h) || h === '::1';
 }
 
 /** `proxy.corp:3128` is http://proxy.corp:3128, as Go reads a proxy without a scheme. */

@@ -377,6 +377,25 @@ describe('NO_PROXY', () => {
     expect(proxyFromEnvironment('http://a:8080', { HTTP_PROXY: 'http://p:2' })).toBe('http://p:2');
   });
 
+  it.each([
+    ['https://127.0.0.1:6443'],
+    ['https://127.8.9.10:6443'],
+    ['https://localhost:6443'],
+    ['https://LOCALHOST'],
+    ['https://[::1]:6443'],
+    ['https://[0:0:0:0:0:0:0:1]:6443'],
+    ['https://[::ffff:127.0.0.1]:6443'],
+  ])('%s is never proxied from the environment (Go leaves loopback alone)', (server) => {
+    expect(proxyFromEnvironment(server, { HTTPS_PROXY: 'http://p:1' })).toBeUndefined();
+  });
+
+  it.each([['https://128.0.0.1:6443'], ['https://localhost.corp:6443'], ['https://[::2]:6443'], ['https://10.0.0.1']])(
+    '%s is proxied (not loopback)',
+    (server) => {
+      expect(proxyFromEnvironment(server, { HTTPS_PROXY: 'http://p:1' })).toBe('http://p:1');
+    },
+  );
+
   it('a proxy without a scheme is http://, as Go reads it', () => {
     expect(proxyFromEnvironment('https://a:6443', { HTTPS_PROXY: 'proxy.corp:3128' })).toBe('http://proxy.corp:3128');
     expect(proxyFromEnvironment('https://a:6443', { HTTPS_PROXY: 'https://p:1' })).toBe('https://p:1');

@@ -34,14 +34,21 @@ export async function fakeServer(handler: Handler): Promise<FakeServer> {
   return { url: await listening(server), seen };
 }
 
-/** A tunnelling proxy (CONNECT, as client-node's proxy agent asks even for http) that records each target. */
+/** The made-up name tests give a fake server behind the proxy: the client never proxies loopback, as Go's does not. */
+export const PROXIED_HOST = 'kubernetes.test';
+
+/**
+ * A tunnelling proxy (CONNECT, as client-node's proxy agent asks even for http) that records each target. It
+ * resolves names under `.test` (PROXIED_HOST) to 127.0.0.1, where the fake servers listen.
+ */
 export async function connectProxy(): Promise<{ readonly url: string; readonly tunnels: string[] }> {
   const tunnels: string[] = [];
   const server = createServer((_req, res) => res.writeHead(405).end());
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     tunnels.push(req.url ?? '');
     const [host, port] = (req.url ?? '').split(':');
-    const upstream = connect(Number(port), host ?? '', () => {
+    const target = host?.endsWith('.test') === true ? '127.0.0.1' : (host ?? '');
+    const upstream = connect(Number(port), target, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.write(head);
       upstream.pipe(client);

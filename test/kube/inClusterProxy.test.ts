@@ -13,7 +13,7 @@ import { serviceAccountCredentials } from '../../src/kube/credentials.js';
 import { createKubeClients } from '../../src/kube/kubeClient.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
 import { selfSignedCert } from '../../src/metrics/selfSignedCert.js';
-import { closeFakeServers, connectProxy } from './fakeServer.js';
+import { closeFakeServers, connectProxy, PROXIED_HOST } from './fakeServer.js';
 
 describe('the in-cluster service account behind a proxy', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sa-proxy-'));
@@ -23,7 +23,7 @@ describe('the in-cluster service account behind a proxy', () => {
   let apiPort = 0;
 
   beforeAll(async () => {
-    const { cert, key } = selfSignedCert({ commonName: 'kubernetes', altNames: ['127.0.0.1'] });
+    const { cert, key } = selfSignedCert({ commonName: 'kubernetes', altNames: ['127.0.0.1', PROXIED_HOST] });
     writeFileSync(join(dir, 'ca.crt'), cert);
     writeFileSync(join(dir, 'token'), 'sa-token-1');
     api = https.createServer({ cert, key }, (req, res) => {
@@ -43,8 +43,9 @@ describe('the in-cluster service account behind a proxy', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  // The service is named, not 127.0.0.1: loopback is never proxied from the environment (Go's rule).
   const env = (extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
-    KUBERNETES_SERVICE_HOST: '127.0.0.1',
+    KUBERNETES_SERVICE_HOST: PROXIED_HOST,
     KUBERNETES_SERVICE_PORT: String(apiPort),
     HTTPS_PROXY: proxy.url,
     ...extra,
@@ -69,17 +70,37 @@ describe('the in-cluster service account behind a proxy', () => {
     proxy.tunnels.length = 0;
     seenTokens.length = 0;
     expect(await listNodes(env({}))).toBe('proxy (from the environment)');
-    expect(proxy.tunnels).toEqual([`127.0.0.1:${apiPort}`]);
+    expect(proxy.tunnels).toEqual([`${PROXIED_HOST}:${apiPort}`]);
     expect(seenTokens).toEqual(['Bearer sa-token-1']);
+  });
+
+  it('goes direct to a loopback service address whatever HTTPS_PROXY says, as Go does', async () => {
+    proxy.tunnels.length = 0;
+    seenTokens.length = 0;
+    writeFileSync(join(dir, 'token'), 'sa-token-3');
+    expect(await listNodes(env({ KUBERNETES_SERVICE_HOST: '127.0.0.1' }))).toBeUndefined();
+    expect(proxy.tunnels).toEqual([]);
+    expect(seenTokens).toEqual(['Bearer sa-token-3']);
   });
 
   it('goes direct when NO_PROXY names the service address', async () => {
     proxy.tunnels.length = 0;
     seenTokens.length = 0;
     writeFileSync(join(dir, 'token'), 'sa-token-2');
-    expect(await listNodes(env({ NO_PROXY: '10.96.0.0/12,127.0.0.1' }))).toBeUndefined();
+    const { credentials, delegatedFor } = await serviceAccountCredentials(env({ NO_PROXY: '10.96.0.0/12,.test' }), dir);
+    expect(delegatedFor).toBeUndefined();
+    const clients = createKubeClients(credentials, {
+      limiter: createRateLimiter({ qps: 50, burst: 50, clock: systemClock }),
+      clock: systemClock,
+    });
+    try {
+      // Direct, the made-up name has no address: the request fails before it reaches any server, and never the proxy.
+      await expect(clients.core.listNode()).rejects.toThrow(/ENOTFOUND|getaddrinfo|EAI_AGAIN/);
+    } finally {
+      clients.close();
+    }
     expect(proxy.tunnels).toEqual([]);
-    expect(seenTokens).toEqual(['Bearer sa-token-2']);
+    expect(seenTokens).toEqual([]);
   });
 
   it('a proxied request to a server the CA does not vouch for fails: the tunnel does not skip verification', async () => {

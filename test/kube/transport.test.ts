@@ -20,7 +20,15 @@ import { loadKubeconfig } from '../../src/kube/credentials.js';
 import { createKubeClients, FencedError, type KubeClientOptions } from '../../src/kube/kubeClient.js';
 import { createLeaderElector } from '../../src/kube/leaderElection.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
-import { closeFakeServers, connectProxy, credentialsFor, fakeServer, json, type FakeServer } from './fakeServer.js';
+import {
+  closeFakeServers,
+  connectProxy,
+  credentialsFor,
+  fakeServer,
+  json,
+  PROXIED_HOST,
+  type FakeServer,
+} from './fakeServer.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(async () => {
@@ -306,14 +314,17 @@ describe('proxies (defect 6)', () => {
   it('sends requests through HTTP_PROXY: the kubeconfig is delegated with the proxy and the agent kept', async () => {
     const api = await fakeServer((_req, res) => json(res, 200, { items: [], metadata: { resourceVersion: '1' } }));
     const proxy = await connectProxy();
+    // Named, not 127.0.0.1: loopback is never proxied from the environment.
+    const server = api.url.replace('127.0.0.1', PROXIED_HOST);
     const dir = mkdtempSync(join(tmpdir(), 'kr-proxy-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'config');
     writeFileSync(
       path,
       [
-        `clusters: [{name: c, cluster: {server: "${api.url}"}}]`,
-        'users: [{name: u, user: {token: t}}]',
+        `clusters: [{name: c, cluster: {server: "${server}"}}]`,
+        // No token: a plain-http server that is not loopback is refused one (it would travel in clear text).
+        'users: [{name: u, user: {}}]',
         'contexts: [{name: ctx, context: {cluster: c, user: u}}]',
         'current-context: ctx',
       ].join('\n'),
@@ -326,7 +337,7 @@ describe('proxies (defect 6)', () => {
     });
     cleanups.push(() => c.close());
     await c.core.listNode({ limit: 1 });
-    expect(proxy.tunnels).toEqual([api.url.replace('http://', '')]);
+    expect(proxy.tunnels).toEqual([server.replace('http://', '')]);
     expect(api.seen.map((r) => r.path)).toEqual(['/api/v1/nodes?limit=1']);
     // client-node builds a new proxy agent per call; the transport keeps one pooled agent per proxy, so the next
     // requests reuse the tunnel instead of a CONNECT each.
