@@ -741,7 +741,10 @@ export class PolicyController {
   ): CycleResult {
     const name = entry.name;
     const { counts } = run;
-    const last = run.lastPlan.plan;
+    // A dry run changed nothing: the cluster is as the first plan saw it. Its projected last plan says what an Evict
+    // run would leave (the summary's "→"), not what the metrics and the status report as observed.
+    const observed = run.projected ? run.firstPlan : run.lastPlan;
+    const last = observed.plan;
     const halted = run.halted;
     // A closed window ends a run normally (it did what the window allowed); the other halts are aborts.
     const aborted = halted !== undefined && halted !== 'degraded' && halted !== 'window_closed' ? halted : undefined;
@@ -776,7 +779,7 @@ export class PolicyController {
       dryRunEvictions: counts.dry_run,
       skipped: skipped.length,
       violations: found,
-      maxSkewObserved: after,
+      maxSkewObserved: run.projected ? before : after,
       maxSkewBefore: before,
       skippedReasons: countSkipReasons(skipped),
     };

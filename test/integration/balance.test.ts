@@ -197,6 +197,8 @@ describe.skipIf(!controlPlaneAvailable())('balancing on a real control plane', (
     await createPolicy(c, 'affinity', {
       mode: 'Evict',
       namespaces: { include: ['affinity'] },
+      // What a policy names is what runs: the rule this case exercises.
+      strategies: { nodeAffinity: {} },
       eviction: { maxPerWorkload: 2, maxPerNode: 4 },
     });
     const op = startOperator();
@@ -223,6 +225,8 @@ describe.skipIf(!controlPlaneAvailable())('balancing on a real control plane', (
     await createPolicy(c, 'taint', {
       mode: 'Evict',
       namespaces: { include: ['taint'] },
+      // What a policy names is what runs: the rule this case exercises.
+      strategies: { nodeTaints: {} },
       eviction: { maxPerWorkload: 3, maxPerNode: 3 },
     });
     const op = startOperator();
@@ -269,7 +273,12 @@ describe.skipIf(!controlPlaneAvailable())('balancing on a real control plane', (
       { name: store!.metadata!.name!, namespace: 'anti', body: { metadata: { labels: { tier: 'db' } } } },
       MERGE,
     );
-    await createPolicy(c, 'anti', { mode: 'Evict', namespaces: { include: ['anti'] } });
+    // What a policy names is what runs: the rule this case exercises.
+    await createPolicy(c, 'anti', {
+      mode: 'Evict',
+      namespaces: { include: ['anti'] },
+      strategies: { podAntiAffinity: {} },
+    });
     const op = startOperator();
     await op.operator.waitForSync();
     await waitFor(

@@ -125,6 +125,8 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await createPolicy(c, 'taint', {
       mode: 'Evict',
       namespaces: { include: ['taint'] },
+      // What a policy names is what runs: the rule this case exercises.
+      strategies: { nodeTaints: {} },
       // maxPerWorkload stays at its default (1 in flight): the cycle evicts one pod at a time as replacements get
       // Ready. maxPerNode is a cycle limit (default 2): the node holds 3.
       eviction: { maxPerNode: 3 },
@@ -153,6 +155,8 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await createPolicy(c, 'affinity', {
       mode: 'Evict',
       namespaces: { include: ['affinity'] },
+      // What a policy names is what runs: the rule this case exercises.
+      strategies: { nodeAffinity: {} },
       eviction: { maxPerNode: 4 },
     });
     const op = startOperator();
@@ -275,6 +279,8 @@ describe.skipIf(!controlPlaneAvailable())('triggers, windows and run --once on a
     await createPolicy(c, 'closing', {
       mode: 'Evict',
       namespaces: { include: ['closing'] },
+      // What a policy names is what runs: the rule this case exercises.
+      strategies: { nodeAffinity: {} },
       eviction: { maxPerWorkload: 4, maxPerNode: 4 },
       triggers: { nodeChanges: false },
       windows: [{ schedule: cronAt(opensAt), duration: '6s' }],

@@ -158,6 +158,8 @@ export interface RunResult {
   readonly halted: Halt | undefined;
   /** The first of the run's own limits that held an eviction back (`limit maxPerNode (2) reached on node a`). */
   readonly limitReached: string | undefined;
+  /** A DryRun run that stepped through a projection: its last plan is what Evict would leave, not the cluster. */
+  readonly projected: boolean;
 }
 
 /**
@@ -318,6 +320,7 @@ export class PolicyRun {
       degraded: this.degraded,
       halted: this.halt.reason,
       limitReached: this.limitReached,
+      projected: this.projection !== undefined,
     };
   }
 
