@@ -24,9 +24,8 @@ import { MATCH_EVERYTHING } from '../model/labels.js';
 import { matchesNodeSelectorTerm } from '../model/nodeAffinity.js';
 import { computeAllowances } from '../model/pdb.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
-import { tolerationsText } from '../model/taints.js';
-import type { NodeInfo, PodInfo, QosClass } from '../model/types.js';
-import { volumeKey, volumesReachable, volumeText } from '../model/volumes.js';
+import type { NodeInfo, PodInfo } from '../model/types.js';
+import { volumesReachable, volumeText } from '../model/volumes.js';
 import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
@@ -41,6 +40,10 @@ import { pdbsForPod } from '../model/pdb.js';
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
 import type { Strategy } from './types.js';
+import { compareCandidates, replicaKey } from './candidates.js';
+import { SkipLedger } from './skipLedger.js';
+
+export { compareCandidates } from './candidates.js';
 
 export interface PlanOptions {
   /** Workloads (`namespace/Kind/name`) the operator holds back this cycle, with the reason (cooldown, pacing). */
@@ -60,25 +63,6 @@ export interface PlanOptions {
    * safe choice), or `targetOnly` — kept for the property test that shows why every tie must be checked.
    */
   readonly landingCheck?: 'everyTie' | 'targetOnly';
-}
-
-interface SkipEntry {
-  pod: PodInfo;
-  readonly strategy: Strategy;
-  reason: string;
-}
-
-const QOS_RANK: Readonly<Record<QosClass, number>> = { BestEffort: 0, Burstable: 1, Guaranteed: 2 };
-
-/** Eviction order: lower priority first, then BestEffort before Burstable before Guaranteed, then the youngest. */
-export function compareCandidates(a: PodInfo, b: PodInfo): number {
-  if (a.priority !== b.priority) return a.priority - b.priority;
-  if (a.qos !== b.qos) return QOS_RANK[a.qos] - QOS_RANK[b.qos];
-  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
-  // Equal creation times: the later name goes first (a controller's later replica, as the descheduler picks
-  // the last pods of a domain's list).
-  if (a.namespace !== b.namespace) return a.namespace < b.namespace ? 1 : -1;
-  return a.name < b.name ? 1 : a.name > b.name ? -1 : 0;
 }
 
 /** Where a replacement lands: the node the plan assumes, and the others the scheduler may pick as well. */
@@ -124,13 +108,8 @@ export class Planner {
   /** While completesLater() looks ahead: the limits that only pace the work (see there) are lifted. */
   private lookingAhead = false;
   readonly unrepairable = new Map<string, string>();
-  /** Pods refused, one entry per pod and strategy, in the order first refused (the report's order). */
-  private readonly skipped: SkipEntry[] = [];
-  /**
-   * The same entries by pod uid and strategy. Two levels rather than one `uid + strategy` key: a cycle that spends its
-   * budget early refuses thousands of pods, and a key string built per refusal was a measurable part of it.
-   */
-  private readonly skippedByPod = new Map<string, SkipEntry[]>();
+  /** The pods refused (the report's `skipped`). */
+  private readonly ledger = new SkipLedger();
   private readonly budgets: DisruptionBudgets;
   readonly limits: EvictionLimits;
   private readonly evictability: EvictabilityContext;
@@ -198,27 +177,11 @@ export class Planner {
   }
 
   skippedList(): Array<{ pod: PodInfo; strategy: Strategy; reason: string }> {
-    const moved = new Set(this.moves.map((m) => m.pod.uid));
-    return this.skipped.filter((s) => !moved.has(s.pod.uid));
+    return this.ledger.list(this.moves);
   }
 
   skip(pod: PodInfo, strategy: Strategy, reason: string): void {
-    this.recordSkip(pod, strategy, reason, false);
-  }
-
-  /** Adds the pod's entry for the strategy; an existing one keeps its place and is replaced only with `replace`. */
-  private recordSkip(pod: PodInfo, strategy: Strategy, reason: string, replace: boolean): void {
-    const ofPod = this.skippedByPod.get(pod.uid);
-    const known = ofPod?.find((e) => e.strategy === strategy);
-    if (known === undefined) {
-      const entry: SkipEntry = { pod, strategy, reason };
-      if (ofPod === undefined) this.skippedByPod.set(pod.uid, [entry]);
-      else ofPod.push(entry);
-      this.skipped.push(entry);
-    } else if (replace) {
-      known.pod = pod;
-      known.reason = reason;
-    }
+    this.ledger.record(pod, strategy, reason, false);
   }
 
   /** Checks every rule for evicting `pod` and simulates its replacement; does not change the state. */
@@ -378,7 +341,7 @@ export class Planner {
    */
   rollback(mark: number, why: string): void {
     for (const m of this.moves.slice(mark)) {
-      this.recordSkip(m.pod, m.strategy, why, true);
+      this.ledger.record(m.pod, m.strategy, why, true);
     }
     this.takeBack(mark);
   }
@@ -945,14 +908,6 @@ export class Planner {
     }
     return best;
   }
-}
-
-/**
- * Replicas of one workload on one node fare alike where the scheduler looks unless their spec or volumes differ:
- * pods with the same key are interchangeable as candidates of a move.
- */
-function replicaKey(pod: PodInfo): string {
-  return `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
 }
 
 function ownerKey(strategy: string, owner: PodInfo): string {
