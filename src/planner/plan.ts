@@ -26,6 +26,7 @@ export interface PlanOutcome {
   readonly unrepairable: ReadonlyMap<string, string>;
 }
 
+/** Lexicographic order of what two plans leave undone, then their evictions. */
 function lessUndone(a: readonly number[], b: readonly number[]): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
   return false;
