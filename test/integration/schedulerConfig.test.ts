@@ -122,7 +122,8 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
     writeFileSync(
       policyFile,
       'apiVersion: rebalancer.dev/v1alpha1\nkind: RebalancePolicy\nmetadata: {name: probe}\n' +
-        'spec: {eviction: {minPodAge: 0s, evictBarePods: true}}\n',
+        // What a policy names is what runs: the taint rule that evicts `moved`.
+        'spec: {strategies: {nodeTaints: {}}, eviction: {minPodAge: 0s, evictBarePods: true}}\n',
     );
     writeFileSync(mostAllocatedFile, MOST_ALLOCATED);
     writeFileSync(addedAffinityFile, ADDED_AFFINITY);
