@@ -246,13 +246,16 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     }
   }
 
-  // Every outcome's series starts at 0 with a policy's first landing, so increase() over them counts the first miss.
+  // Every outcome's series starts at 0 with a policy's first cycle (or first landing), so increase() over them counts
+  // the first miss, and the dashboard's landing panels have data for a policy that has not evicted yet (DryRun).
   const landingPolicies = new Set<string>();
+  function startLandings(policy: string): void {
+    if (landingPolicies.has(policy)) return;
+    landingPolicies.add(policy);
+    for (const o of LANDING_OUTCOMES) landings.inc({ policy, outcome: o }, 0);
+  }
   function recordLanding(policy: string, outcome: LandingOutcome): void {
-    if (!landingPolicies.has(policy)) {
-      landingPolicies.add(policy);
-      for (const o of LANDING_OUTCOMES) landings.inc({ policy, outcome: o }, 0);
-    }
+    startLandings(policy);
     landings.inc({ policy, outcome });
   }
 
@@ -294,7 +297,10 @@ export function createMetrics(registry: Registry, opts: MetricsOptions = {}): Re
     markCycleDue: (policy) => cycleDue.set({ policy }, now() / 1000),
     forgetLeaderSeries,
     recordPlan,
-    recordCycleEvictions: (policy, count) => planEvictions.set({ policy }, count),
+    recordCycleEvictions: (policy, count) => {
+      planEvictions.set({ policy }, count);
+      startLandings(policy);
+    },
     setLeader: (isLeader) => leader.set(isLeader ? 1 : 0),
     recordEventDropped: () => eventsDropped.inc(),
     forgetPolicy,
