@@ -16,6 +16,9 @@
 //   metrics     the Prometheus catalogue and its recorder
 //   kube        all Kubernetes API I/O: credentials and kubeconfig, transport, typed calls, the reflector, the Lease
 //               elector, the rate limiter and backoff (the one folder that speaks HTTP as a client)
+//   serving     HTTPS serving of the operator's endpoints: delegated authentication (TokenReview and
+//               SubjectAccessReview, sent through the interface src/kube gives), the certificate (self-signed or
+//               a reloaded directory)
 //   live        one paged read of a live cluster (the snapshot's other source), over src/kube
 //   operator    the control loop: watch caches, policies, cycles, triggers, windows, status, Events, HTTP serving;
 //               operator/eviction/ holds the eviction run's parts
@@ -51,6 +54,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['planner'],
   ['metrics'],
   ['kube'],
+  ['serving'],
   ['live'],
   ['operator'],
   ['cli'],
