@@ -40,7 +40,7 @@ import { ownerPodCounter, protectionReason, type EvictabilityContext } from './e
 import { pdbsForPod } from '../model/pdb.js';
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
-import type { Strategy } from './types.js';
+import type { Strategy } from '../model/plan.js';
 
 export interface PlanOptions {
   /** Workloads (`namespace/Kind/name`) the operator holds back this cycle, with the reason (cooldown, pacing). */

@@ -4,16 +4,17 @@
 //
 //   base        src/errors.ts, src/version.ts, src/clock.ts   typed errors with field paths; the version; the clocks
 //   model       the compact cluster model and the rules of its semantics (selectors, node affinity, taints, pod
-//               affinity, spread, budgets, which pods are live)
+//               affinity, spread, budgets, which pods are live); the plan's types (plan.ts) and eviction results
 //   snapshot    raw Kubernetes objects → the model (files, and the watch caches' objects)
 //   strategies  one folder per strategy and the registry; they reach the layers above only through the contexts
 //               they declare (src/strategies/types.ts), which analysis and the planner implement
 //   policy      RebalancePolicy: parsing, defaults (spec.strategies composed from the registry), windows
+//   metrics     the Prometheus catalogue and its recorder, over the model (the plan's types) and the strategy
+//               registry only: whoever records (the operator) imports it, never the other way
 //   convert     a descheduler policy → RebalancePolicies
 //   analysis    skew and violations of a snapshot under a policy
 //   scheduling  the scheduler simulation, in the rooms of kube-scheduler's framework (see below)
 //   planner     the planner, its report and `simulate`
-//   metrics     the Prometheus catalogue and its recorder
 //   kube        all Kubernetes API I/O: credentials and kubeconfig, transport, typed calls, the reflector, the Lease
 //               elector, the rate limiter and backoff (the one folder that speaks HTTP as a client)
 //   serving     HTTPS serving of the operator's endpoints: delegated authentication (TokenReview and
@@ -48,11 +49,11 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['snapshot'],
   ['strategies'],
   ['policy'],
+  ['metrics'],
   ['convert'],
   ['analysis'],
   ['scheduling'],
   ['planner'],
-  ['metrics'],
   ['kube'],
   ['serving'],
   ['live'],
