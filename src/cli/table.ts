@@ -1,5 +1,5 @@
 // `-o table`: aligned columns for people. JSON is the stable interface; this is for reading.
-import type { NodeReport, PlannedEviction, RebalancePlan, TopologyReport } from '../planner/types.js';
+import type { NodeReport, PlannedEviction, RebalancePlan, TopologyReport } from '../model/plan.js';
 import type { SimulationResult } from '../planner/simulate.js';
 import { skipReasonClass } from '../planner/skipReasons.js';
 

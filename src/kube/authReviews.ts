@@ -1,11 +1,10 @@
-// The two requests /metrics authentication sends to the API server (src/metrics/delegatingAuth.ts): a TokenReview
+// The two requests /metrics authentication sends to the API server (src/serving/delegatingAuth.ts): a TokenReview
 // and a SubjectAccessReview, named as client-node's AuthenticationV1Api and AuthorizationV1Api name them. They go
 // through the operator's API transport (kubeClient.ts: its credentials, TLS, timeouts and error answers) on a token
 // bucket of their own, as leader election has: a scrape must not wait behind a thousand queued evictions (its
 // answer would come after Prometheus gave up), and scrapes must not take tokens from evictions. The grant is
 // manifests/clusterrole.yaml's `create` on tokenreviews and subjectaccessreviews.
 import type { Credentials } from './credentials.js';
-import type { AuthReviewApi } from '../metrics/delegatingAuth.js';
 import type { Clock } from '../clock.js';
 import { KubeTransport } from './kubeClient.js';
 import { createRateLimiter } from './rateLimiter.js';
@@ -14,6 +13,12 @@ import { createRateLimiter } from './rateLimiter.js';
 const REVIEW_QPS = 5;
 const REVIEW_BURST = 10;
 const REVIEW_TIMEOUT_MS = 4_000;
+
+/** The two review calls, as /metrics authentication (src/serving/delegatingAuth.ts) sends them. */
+export interface AuthReviewApi {
+  createTokenReview(p: { body: unknown }): Promise<unknown>;
+  createSubjectAccessReview(p: { body: unknown }): Promise<unknown>;
+}
 
 export function authReviewApi(t: KubeTransport): AuthReviewApi {
   return {

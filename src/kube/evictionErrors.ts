@@ -11,7 +11,7 @@
 //   other 5xx                                                E_SERVER          failed       yes, capped backoff
 //   no HTTP answer (connection refused/reset, timeout)       E_NETWORK         failed       yes, capped backoff
 //   other 4xx (400, 403, 422, ...)                           E_REJECTED        failed       no
-import type { EvictionResult } from '../metrics/names.js';
+import type { EvictionResult } from '../model/evictionResult.js';
 
 export type EvictionErrorCode =
   | 'E_PDB_BLOCKED'

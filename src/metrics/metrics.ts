@@ -11,7 +11,7 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { WhenUnsatisfiable } from '../model/types.js';
-import type { RebalancePlan, Strategy, TopologyReport } from '../planner/types.js';
+import type { RebalancePlan, Strategy, TopologyReport } from '../model/plan.js';
 import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import { topologySpread } from '../strategies/topologySpread/strategy.js';
 import {

@@ -11,9 +11,8 @@ export interface MetricDefinition {
   readonly labelNames: readonly string[];
 }
 
-/** Outcome of one eviction attempt (label `result` of `rebalancer_evictions_total`). */
-export const EVICTION_RESULTS = ['evicted', 'dry_run', 'pdb_blocked', 'not_found', 'failed', 'skipped'] as const;
-export type EvictionResult = (typeof EVICTION_RESULTS)[number];
+/** Outcome of one eviction attempt (label `result` of `rebalancer_evictions_total`), defined in src/model. */
+export { EVICTION_RESULTS, type EvictionResult } from '../model/evictionResult.js';
 
 /**
  * Where a replacement of an evicted pod landed, against the plan's prediction (label `outcome` of

@@ -25,7 +25,7 @@ import type { AbortReason, CycleResult } from '../metrics/names.js';
 import { isPendingForScheduler } from '../model/pods.js';
 import type { UsageMetrics } from '../model/types.js';
 import type { PlanOutcome } from '../planner/plan.js';
-import type { RebalancePlan } from '../planner/types.js';
+import type { RebalancePlan } from '../model/plan.js';
 import { METRICS_UNAVAILABLE } from '../planner/usageMeasure.js';
 import { usesMetrics } from '../planner/utilization.js';
 import { STRATEGIES } from '../strategies/registry.js';

@@ -1,7 +1,7 @@
 // The operator's HTTP endpoints: /healthz (the process is serving), /readyz (every watch cache has synced and the
 // operator is not shutting down) and /metrics (the injected prom-client registry). Request handlers only: the
 // entry point (run.ts) owns the sockets — the probes on plain HTTP at --health-addr, /metrics at --metrics-addr
-// (HTTPS behind delegated authentication, src/metrics/secureServing.ts, unless --metrics-secure=false).
+// (HTTPS behind delegated authentication, src/serving/secureServing.ts, unless --metrics-secure=false).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 

@@ -1,6 +1,6 @@
 // The listeners of `kube-rebalancer run`: /healthz and /readyz on plain HTTP at --health-addr (the kubelet's probes
 // carry no token); /metrics at --metrics-addr over HTTPS, each request authenticated by a TokenReview and authorized
-// by a SubjectAccessReview (src/metrics/secureServing.ts), or on plain HTTP without either with
+// by a SubjectAccessReview (src/serving/secureServing.ts), or on plain HTTP without either with
 // --metrics-secure=false (local runs). With --metrics-secure=false and the same address for both, one listener
 // answers all three paths.
 import { createServer, type Server } from 'node:http';
@@ -8,8 +8,8 @@ import type { Server as TlsServer } from 'node:https';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { InputError } from '../errors.js';
-import { createDelegatingAuth } from '../metrics/delegatingAuth.js';
-import { authenticatedHandler, createSecureServer, loadCertDir } from '../metrics/secureServing.js';
+import { createDelegatingAuth } from '../serving/delegatingAuth.js';
+import { authenticatedHandler, createSecureServer, loadCertDir } from '../serving/secureServing.js';
 import { ListenAddressError, parseListenAddress } from './httpServer.js';
 import type { Operator } from './operator.js';
 

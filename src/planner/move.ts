@@ -1,7 +1,7 @@
 // One eviction the planner chose, with the simulated replacement's node: what the report, `simulate` and the
 // executor read. Its own module so the report does not import the planner (which builds the report).
 import type { NodeInfo, PodInfo } from '../model/types.js';
-import type { Strategy } from './types.js';
+import type { Strategy } from '../model/plan.js';
 
 export interface Move {
   readonly pod: PodInfo;

@@ -11,7 +11,7 @@ import { planHousekeeping } from './housekeeping.js';
 import type { Move } from './move.js';
 import { Planner, type PlanOptions } from './planner.js';
 import { buildPlanReport } from './report.js';
-import type { RebalancePlan } from './types.js';
+import type { RebalancePlan } from '../model/plan.js';
 import { planLoad } from './utilization.js';
 
 export type { Move } from './move.js';

@@ -32,7 +32,7 @@ import type { PodInfo } from '../model/types.js';
 import { RuleFixer } from './ruleFixing.js';
 import { SpreadBalancer } from './spreadBalancing.js';
 import { PlanTransaction, type Attempt, type AttemptRules, type Landing, type PlanOptions } from './transaction.js';
-import type { Strategy } from './types.js';
+import type { Strategy } from '../model/plan.js';
 
 export { compareCandidates } from './candidates.js';
 export type { Attempt, AttemptRules, PlanOptions } from './transaction.js';

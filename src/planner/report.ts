@@ -15,7 +15,7 @@ import type {
   Strategy,
   TopologyReport,
   Violation,
-} from './types.js';
+} from '../model/plan.js';
 
 export interface PlanReportInput {
   readonly policy: Policy;

@@ -9,7 +9,7 @@ import type { RuleStrategy, ViolationRecord } from '../strategies/types.js';
 import { configOf } from '../strategies/registry.js';
 import { compareCandidates } from './candidates.js';
 import type { Attempt, PlanTransaction } from './transaction.js';
-import type { Strategy } from './types.js';
+import type { Strategy } from '../model/plan.js';
 
 /** Text of a move whose replacement has no node yet (nodeFit off). */
 const NO_CAPACITY =

@@ -10,7 +10,7 @@ import type { SchedulerProfile } from '../scheduling/profile.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
 import { planCycle, type Move } from './plan.js';
 import { topologyReports, violationReports } from './report.js';
-import type { RebalancePlan, TopologyReport, Violation } from './types.js';
+import type { RebalancePlan, TopologyReport, Violation } from '../model/plan.js';
 
 export interface SimulationResult {
   readonly cycles: readonly RebalancePlan[];

@@ -3,7 +3,7 @@
 // what a plan prints; a pod that a later set of moves did move is left out when the list is read.
 import type { PodInfo } from '../model/types.js';
 import type { Move } from './move.js';
-import type { Strategy } from './types.js';
+import type { Strategy } from '../model/plan.js';
 
 interface SkipEntry {
   pod: PodInfo;

@@ -25,7 +25,7 @@ import { ownerPodCounter, protectionReason, type EvictabilityContext } from './e
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
 import { SkipLedger } from './skipLedger.js';
-import type { Strategy } from './types.js';
+import type { Strategy } from '../model/plan.js';
 
 export interface PlanOptions {
   /** Workloads (`namespace/Kind/name`) the operator holds back this cycle, with the reason (cooldown, pacing). */

@@ -17,7 +17,7 @@ import type { LoadContext, NodeClassification, ViolationCheck, ViolationRecord }
 import { utilizationOf } from '../strategies/utilization.js';
 import type { Planner } from './planner.js';
 import { compareCandidates } from './planner.js';
-import type { DegradedStrategy, NodeReport } from './types.js';
+import type { DegradedStrategy, NodeReport } from '../model/plan.js';
 import {
   METRICS_UNAVAILABLE,
   metricsMeasure,

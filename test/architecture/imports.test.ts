@@ -4,25 +4,29 @@
 //
 //   base        src/errors.ts, src/version.ts, src/clock.ts   typed errors with field paths; the version; the clocks
 //   model       the compact cluster model and the rules of its semantics (selectors, node affinity, taints, pod
-//               affinity, spread, budgets, which pods are live)
+//               affinity, spread, budgets, which pods are live); the plan's types (plan.ts) and eviction results
 //   snapshot    raw Kubernetes objects → the model (files, and the watch caches' objects)
 //   strategies  one folder per strategy and the registry; they reach the layers above only through the contexts
 //               they declare (src/strategies/types.ts), which analysis and the planner implement
 //   policy      RebalancePolicy: parsing, defaults (spec.strategies composed from the registry), windows
+//   metrics     the Prometheus catalogue and its recorder, over the model (the plan's types) and the strategy
+//               registry only: whoever records (the operator) imports it, never the other way
 //   convert     a descheduler policy → RebalancePolicies
 //   analysis    skew and violations of a snapshot under a policy
 //   scheduling  the scheduler simulation, in the rooms of kube-scheduler's framework (see below)
 //   planner     the planner, its report and `simulate`
-//   metrics     the Prometheus catalogue and its recorder
 //   kube        all Kubernetes API I/O: credentials and kubeconfig, transport, typed calls, the reflector, the Lease
 //               elector, the rate limiter and backoff (the one folder that speaks HTTP as a client)
+//   serving     HTTPS serving of the operator's endpoints: delegated authentication (TokenReview and
+//               SubjectAccessReview, sent through the interface src/kube gives), the certificate (self-signed or
+//               a reloaded directory)
 //   live        one paged read of a live cluster (the snapshot's other source), over src/kube
 //   operator    the control loop: watch caches, policies, cycles, triggers, windows, status, Events, HTTP serving;
 //               operator/eviction/ holds the eviction run's parts
 //   cli         the command line
 //
 // Besides, no file imports itself through a circle of imports (within a layer too), only src/kube/ speaks HTTP as a
-// client, and strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
+// client, src/kube imports neither src/metrics nor src/serving (it defines the types they share with it, docs/adr/0013), and strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
 // so adding a strategy touches its folder and the registry only.
 //
 // src/scheduling has rooms of its own (docs/adr/0008): framework/ (the plugin interfaces, the runtime, helpers) knows
@@ -45,12 +49,13 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['snapshot'],
   ['strategies'],
   ['policy'],
+  ['metrics'],
   ['convert'],
   ['analysis'],
   ['scheduling'],
   ['planner'],
-  ['metrics'],
   ['kube'],
+  ['serving'],
   ['live'],
   ['operator'],
   ['cli'],
@@ -180,6 +185,24 @@ function httpClientUses(text: string): string[] {
   return uses;
 }
 
+/** Folders that must not import others the layers alone would allow (prefixes relative to src/). */
+const FENCES: ReadonlyArray<{ readonly room: string; readonly never: readonly string[] }> = [
+  { room: 'kube/', never: ['metrics/', 'serving/'] },
+];
+
+/** What is wrong with the edges across the fences: a folder importing one it must not. */
+function fenceProblems(edges: readonly ImportEdge[]): string[] {
+  const problems: string[] = [];
+  for (const { from, to } of edges) {
+    for (const { room, never } of FENCES) {
+      if (from.startsWith(room) && never.some((n) => to.startsWith(n))) {
+        problems.push(`${from} → ${to}: ${room} must not import it`);
+      }
+    }
+  }
+  return problems;
+}
+
 /** The rooms of src/scheduling and what each must not import (prefixes relative to src/). */
 const SCHEDULING_ROOMS: ReadonlyArray<{ readonly room: string; readonly never: readonly string[] }> = [
   {
@@ -247,6 +270,10 @@ describe('the import graph of src/', () => {
 
   it('has no import from a later layer into an earlier one, and none between strategy folders', () => {
     expect(problemsOf(edges)).toEqual([]);
+  });
+
+  it('keeps src/kube free of src/metrics and src/serving', () => {
+    expect(fenceProblems(edges)).toEqual([]);
   });
 
   it('has no import circle', () => {
@@ -333,8 +360,48 @@ describe('the layer check itself', () => {
       problem: undefined,
     },
     { name: 'imports within a layer', edge: { from: 'planner/plan.ts', to: 'planner/budget.ts' }, problem: undefined },
+    {
+      name: 'the metrics catalogue importing a planner type (upward: metrics is over the model and the policy only)',
+      edge: { from: 'metrics/metrics.ts', to: 'planner/report.ts' },
+      problem: 'metrics/metrics.ts → planner/report.ts: metrics must not import from planner',
+    },
+    {
+      name: 'the metrics catalogue importing the strategy registry (downward)',
+      edge: { from: 'metrics/metrics.ts', to: 'strategies/registry.ts' },
+      problem: undefined,
+    },
+    {
+      name: 'src/kube importing the serving it is used by (upward)',
+      edge: { from: 'kube/authReviews.ts', to: 'serving/delegatingAuth.ts' },
+      problem: 'kube/authReviews.ts → serving/delegatingAuth.ts: kube must not import from serving',
+    },
   ])('$name', ({ edge, problem }) => {
     expect(problemsOf([edge])).toEqual(problem === undefined ? [] : [problem]);
+  });
+
+  it.each<{ name: string; edge: ImportEdge; problem: string | undefined }>([
+    {
+      name: 'src/kube importing a metric name',
+      edge: { from: 'kube/evictionErrors.ts', to: 'metrics/names.ts' },
+      problem: 'kube/evictionErrors.ts → metrics/names.ts: kube/ must not import it',
+    },
+    {
+      name: 'src/kube importing serving',
+      edge: { from: 'kube/authReviews.ts', to: 'serving/delegatingAuth.ts' },
+      problem: 'kube/authReviews.ts → serving/delegatingAuth.ts: kube/ must not import it',
+    },
+    {
+      name: 'serving importing src/kube',
+      edge: { from: 'serving/delegatingAuth.ts', to: 'kube/authReviews.ts' },
+      problem: undefined,
+    },
+    {
+      name: 'src/kube importing the model',
+      edge: { from: 'kube/evictionErrors.ts', to: 'model/evictionResult.ts' },
+      problem: undefined,
+    },
+  ])('fences: $name', ({ edge, problem }) => {
+    expect(fenceProblems([edge])).toEqual(problem === undefined ? [] : [problem]);
   });
 
   it.each<{ name: string; edge: ImportEdge; problem: string | undefined }>([

@@ -6,7 +6,7 @@ import { domainsText, planTable, simulationTable } from '../../src/cli/table.js'
 import { createProgress } from '../../src/cli/progress.js';
 import type { SimulationResult } from '../../src/planner/simulate.js';
 import { countSkipReasons, MAX_REASON_LENGTH, skipReasonClass } from '../../src/planner/skipReasons.js';
-import type { RebalancePlan, SkippedPod, TopologyReport } from '../../src/planner/types.js';
+import type { RebalancePlan, SkippedPod, TopologyReport } from '../../src/model/plan.js';
 
 function plan(parts: Partial<RebalancePlan> = {}): RebalancePlan {
   const skipped = parts.skipped ?? [];

@@ -18,7 +18,7 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { METRICS_API, type TestApiServer } from '../apiserver/index.js';
-import { createDelegatingAuth } from '../../src/metrics/delegatingAuth.js';
+import { createDelegatingAuth } from '../../src/serving/delegatingAuth.js';
 import {
   createDeployment,
   createPolicy,

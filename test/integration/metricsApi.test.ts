@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
-import { selfSignedCert } from '../../src/metrics/selfSignedCert.js';
+import { selfSignedCert } from '../../src/serving/selfSignedCert.js';
 import { controlPlaneAvailable } from '../controlplane/index.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
 import {

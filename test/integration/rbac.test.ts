@@ -8,7 +8,7 @@
 // 404, the refused one 403). Resources are told apart by API group (core nodes are not metrics.k8s.io nodes).
 import type { IncomingMessage } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
-import { createDelegatingAuth } from '../../src/metrics/delegatingAuth.js';
+import { createDelegatingAuth } from '../../src/serving/delegatingAuth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAvailable, type AuditEvent } from '../controlplane/index.js';
 import { manifestObjects } from './cluster.js';

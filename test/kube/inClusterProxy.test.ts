@@ -12,7 +12,7 @@ import { systemClock } from '../../src/clock.js';
 import { serviceAccountCredentials } from '../../src/kube/credentials.js';
 import { createKubeClients } from '../../src/kube/kubeClient.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
-import { selfSignedCert } from '../../src/metrics/selfSignedCert.js';
+import { selfSignedCert } from '../../src/serving/selfSignedCert.js';
 import { closeFakeServers, connectProxy, PROXIED_HOST } from './fakeServer.js';
 
 describe('the in-cluster service account behind a proxy', () => {

@@ -1,4 +1,4 @@
-// /metrics authentication that a flood of tokens cannot starve (src/metrics/delegatingAuth.ts): the caches are LRU,
+// /metrics authentication that a flood of tokens cannot starve (src/serving/delegatingAuth.ts): the caches are LRU,
 // reviews pass a bounded gate where tokens seen authenticated go first and a full queue answers 503 at once, and a
 // check that cannot finish within its deadline (shorter than Prometheus's 10 s scrape timeout) answers 503. The
 // review API here is a fake behind the real token bucket the operator gives the reviews (5 qps, burst 10).
@@ -9,8 +9,9 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
-import { createDelegatingAuth, type AuthReviewApi } from '../../src/metrics/delegatingAuth.js';
-import { authenticatedHandler, createSecureServer } from '../../src/metrics/secureServing.js';
+import type { AuthReviewApi } from '../../src/kube/authReviews.js';
+import { createDelegatingAuth } from '../../src/serving/delegatingAuth.js';
+import { authenticatedHandler, createSecureServer } from '../../src/serving/secureServing.js';
 import { connect } from 'node:tls';
 
 const PROMETHEUS = 'system:serviceaccount:monitoring:prometheus';

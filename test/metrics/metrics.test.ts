@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import type { RebalancerMetrics, TopologySeriesInput } from '../../src/metrics/metrics.js';
 import { EVICTION_RESULTS, METRIC_DEFINITIONS, METRIC_NAMES } from '../../src/metrics/names.js';
-import type { RebalancePlan } from '../../src/planner/types.js';
+import type { RebalancePlan } from '../../src/model/plan.js';
 import { STRATEGIES } from '../../src/strategies/registry.js';
 
 const ZONE = 'topology.kubernetes.io/zone';

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDelegatingAuth, type AuthReviewApi } from '../../src/metrics/delegatingAuth.js';
-import { authenticatedHandler, createSecureServer, loadCertDir } from '../../src/metrics/secureServing.js';
-import { selfSignedCert } from '../../src/metrics/selfSignedCert.js';
+import type { AuthReviewApi } from '../../src/kube/authReviews.js';
+import { createDelegatingAuth } from '../../src/serving/delegatingAuth.js';
+import { authenticatedHandler, createSecureServer, loadCertDir } from '../../src/serving/secureServing.js';
+import { selfSignedCert } from '../../src/serving/selfSignedCert.js';
 import { getText } from '../integration/operatorProcess.js';
 import { waitFor } from '../e2e/harness.js';
 

@@ -6,7 +6,7 @@ import type { ClusterSnapshot, PodInfo } from '../../src/model/types.js';
 import { DEFAULT_POLICY, parsePolicy } from '../../src/policy/parse.js';
 import type { Policy } from '../../src/policy/types.js';
 import { planCycle } from '../../src/planner/plan.js';
-import type { RebalancePlan } from '../../src/planner/types.js';
+import type { RebalancePlan } from '../../src/model/plan.js';
 import { ClusterState } from '../../src/scheduling/clusterState.js';
 import { canPlaceOn } from '../../src/scheduling/placement.js';
 import { buildSnapshot, makePolicy, RULE_STRATEGIES } from '../builders.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApiEvictor } from '../../src/operator/eviction/evictor.js';
 import { planCycle } from '../../src/planner/plan.js';
-import type { RebalancePlan } from '../../src/planner/types.js';
+import type { RebalancePlan } from '../../src/model/plan.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import {
   NOW,

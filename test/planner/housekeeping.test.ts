@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { planTable } from '../../src/cli/table.js';
 import { planCycle } from '../../src/planner/plan.js';
 import { simulate } from '../../src/planner/simulate.js';
-import type { RebalancePlan } from '../../src/planner/types.js';
+import type { RebalancePlan } from '../../src/model/plan.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import { NOW, buildSnapshot, makeNode, makePdb, makePod, makePolicy, type PodBuilder } from '../builders.js';
 

@@ -6,7 +6,7 @@ import { analyze } from '../../src/analysis/analyze.js';
 import type { ClusterSnapshot } from '../../src/model/types.js';
 import { planCycle, type PlanOutcome } from '../../src/planner/plan.js';
 import { applyMoves, simulate } from '../../src/planner/simulate.js';
-import type { Strategy } from '../../src/planner/types.js';
+import type { Strategy } from '../../src/model/plan.js';
 import { parsePolicy } from '../../src/policy/parse.js';
 import type { Policy } from '../../src/policy/types.js';
 import {

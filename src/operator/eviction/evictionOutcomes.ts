@@ -4,7 +4,7 @@ import type { RebalancerMetrics } from '../../metrics/metrics.js';
 import type { EvictionResult } from '../../metrics/names.js';
 import { workloadKey } from '../../planner/budget.js';
 import type { Move } from '../../planner/plan.js';
-import type { RebalancePlan } from '../../planner/types.js';
+import type { RebalancePlan } from '../../model/plan.js';
 import type { EventRecorder } from '../events.js';
 
 export type RunCounts = Record<EvictionResult, number>;

@@ -53,7 +53,7 @@ import { isPodTerminal } from '../../model/pods.js';
 import type { UsageMetrics } from '../../model/types.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycle, type Move, type PlanOutcome } from '../../planner/plan.js';
-import type { RebalancePlan } from '../../planner/types.js';
+import type { RebalancePlan } from '../../model/plan.js';
 import type { Policy } from '../../policy/types.js';
 import { STRATEGIES } from '../../strategies/registry.js';
 import type { SchedulerProfile } from '../../scheduling/profile.js';

@@ -13,7 +13,7 @@
 // move was meant to change, the move achieved nothing; `onLoop` is told once, and the caller holds W for the cooldown.
 import { isPendingForScheduler } from '../../model/pods.js';
 import type { NodeInfo, PodInfo } from '../../model/types.js';
-import type { Strategy } from '../../planner/types.js';
+import type { Strategy } from '../../model/plan.js';
 import { ClusterCache, pdbWaitKey, workloadWaitKey, type PdbEntry } from '../clusterCache.js';
 
 /** What is remembered about one eviction for pacing and loop detection. */

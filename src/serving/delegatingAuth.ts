@@ -13,12 +13,7 @@
 // 10 s scrape timeout) after which it answers 503, so a scrape fails fast instead of timing out behind a flood.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-
-/** The two review calls (src/operator/authReviews.ts makes them through the operator's API client). */
-export interface AuthReviewApi {
-  createTokenReview(p: { body: unknown }): Promise<unknown>;
-  createSubjectAccessReview(p: { body: unknown }): Promise<unknown>;
-}
+import type { AuthReviewApi } from '../kube/authReviews.js';
 
 export interface UserInfo {
   readonly username: string;
