@@ -48,7 +48,7 @@ import {
 import type { LoopDetection } from './eviction/pacing.js';
 import { stopReport } from './stoppedBy.js';
 import { scopeProblem } from './scopeCheck.js';
-import type { Landing } from './eviction/landingWatch.js';
+import type { Landing } from './eviction/landing.js';
 import { LandingRecord, PREDICTIONS_UNRELIABLE, schedulerConfigFingerprint } from './landingRecord.js';
 import {
   buildStatus,

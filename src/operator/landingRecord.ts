@@ -9,7 +9,7 @@
 // scheduler configuration it predicts with changes. Either change starts a fresh window: the old misses said
 // nothing about the new configuration.
 import { createHash } from 'node:crypto';
-import type { Landing } from './eviction/landingWatch.js';
+import type { Landing } from './eviction/landing.js';
 
 export const LANDING_WINDOW = 10;
 export const UNRELIABLE_AFTER = 3;

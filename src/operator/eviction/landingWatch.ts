@@ -7,15 +7,7 @@ import type { PodInfo } from '../../model/types.js';
 import type { Move } from '../../planner/move.js';
 import { workloadWaitKey, type ClusterCache } from '../clusterCache.js';
 import type { EventRecorder } from '../events.js';
-
-export interface Landing {
-  readonly move: Move;
-  readonly outcome: LandingOutcome;
-  /** The replacement, once one was seen. */
-  readonly replacement: PodInfo | undefined;
-  /** The node it was bound to; undefined when unscheduled. */
-  readonly node: string | undefined;
-}
+import type { Landing } from './landing.js';
 
 export function classifyLanding(move: Pick<Move, 'target' | 'ties'>, node: string | undefined): LandingOutcome {
   if (node === undefined) return 'unscheduled';

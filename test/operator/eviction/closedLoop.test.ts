@@ -9,7 +9,7 @@ import type { EventRecorder, EventTarget, EventType } from '../../../src/operato
 import { PolicyRun, type RunDeps, type RunPlan } from '../../../src/operator/eviction/executor.js';
 import type { EvictionTarget, Evictor } from '../../../src/operator/eviction/evictor.js';
 import { InFlightEvictions } from '../../../src/operator/eviction/inFlight.js';
-import type { Landing } from '../../../src/operator/eviction/landingWatch.js';
+import type { Landing } from '../../../src/operator/eviction/landing.js';
 import { PdbLedger } from '../../../src/operator/eviction/pdbLedger.js';
 import type { ClusterCache } from '../../../src/operator/clusterCache.js';
 import { parsePolicy } from '../../../src/policy/parse.js';
