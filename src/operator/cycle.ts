@@ -36,7 +36,8 @@ import type { CycleTrigger } from './debounce.js';
 import type { ClusterCache, LastPlanStatus, PolicyEntry } from './clusterCache.js';
 import type { EventRecorder, EventTarget } from './events.js';
 import { CarriedRecords } from './carriedRecord.js';
-import { PolicyRun, type Degradation, type RunDeps, type RunResult } from './eviction/executor.js';
+import { PolicyRun } from './eviction/executor.js';
+import type { Degradation, RunDeps, RunResult } from './eviction/runTypes.js';
 import {
   asDryRun,
   createEvictionGate,
