@@ -7,7 +7,7 @@
 // The state is then written at once (PolicyController.startedLeading). A policy recreated under the same name (a new
 // uid) takes nothing.
 
-/** What of a policy's leader state (cycle.ts's PolicyState) is carried; named here so this module imports nothing. */
+/** What of a policy's leader state (policyState.ts) is carried; named here so this module imports nothing. */
 export interface CarriedState<C extends { readonly until: number }> {
   readonly uid: string;
   readonly deleted: boolean;

@@ -7,7 +7,7 @@
 import type { Policy } from '../policy/types.js';
 import { compileWindows, describeInstant, windowState } from '../policy/windows.js';
 import type { Clock } from '../clock.js';
-import type { EvictionGate } from './eviction/executor.js';
+import type { EvictionGate } from './eviction/runTypes.js';
 
 export const WINDOW_END_GUARD_MS = 1_000;
 

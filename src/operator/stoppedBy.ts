@@ -5,7 +5,7 @@
 //
 // The run's own limits come first: the planner's per-plan limits only pace a paced run (maxPerWorkload above all,
 // which bounds evictions in flight, not a cycle's), so its skipped list would name the wrong one.
-import type { RunPlan } from './eviction/executor.js';
+import type { RunPlan } from './eviction/runTypes.js';
 import type { Halt } from './eviction/runHalt.js';
 import { compileWindows, nextStart } from '../policy/windows.js';
 

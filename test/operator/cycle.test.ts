@@ -7,7 +7,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { ClusterCache, type PolicyEntry } from '../../src/operator/clusterCache.js';
 import { PolicyController } from '../../src/operator/cycle.js';
 import type { EventRecorder } from '../../src/operator/events.js';
-import type { RunDeps } from '../../src/operator/eviction/executor.js';
+import type { RunDeps } from '../../src/operator/eviction/runTypes.js';
 import { StatusConflictError, type PolicyStatus } from '../../src/operator/status.js';
 import { makePolicy } from '../builders.js';
 import { captureLogger, ManualClock } from './fakes.js';

@@ -9,8 +9,9 @@ import type { NodeInfo, PodInfo } from '../../src/model/types.js';
 import { ClusterCache, type PolicyEntry } from '../../src/operator/clusterCache.js';
 import { PolicyController } from '../../src/operator/cycle.js';
 import type { EventRecorder } from '../../src/operator/events.js';
-import type { RunDeps } from '../../src/operator/eviction/executor.js';
-import { classifyLanding, type Landing } from '../../src/operator/eviction/landingWatch.js';
+import type { RunDeps } from '../../src/operator/eviction/runTypes.js';
+import type { Landing } from '../../src/operator/eviction/landing.js';
+import { classifyLanding } from '../../src/operator/eviction/landingWatch.js';
 import {
   LandingRecord,
   readLanding,

@@ -1,5 +1,7 @@
-// Where one replacement landed against its prediction: the record the landing watch makes and the landing record
-// (status.landing) counts. Apart from both, so the status does not reach the pod cache through the watch.
+// What a replacement's landing is, as the closed loop reports it: the move it replaces, where it landed and how that
+// compares with the prediction. A type of its own, importing no operator module, so the policy's landing record
+// (landingRecord.ts, read by the status) can name it without reaching the watch and the cache behind it (an import
+// circle: clusterCache → status → landingRecord → landingWatch → clusterCache).
 import type { LandingOutcome } from '../../metrics/names.js';
 import type { PodInfo } from '../../model/types.js';
 import type { Move } from '../../planner/move.js';

@@ -9,8 +9,6 @@ import { workloadWaitKey, type ClusterCache } from '../clusterCache.js';
 import type { EventRecorder } from '../events.js';
 import type { Landing } from './landing.js';
 
-export type { Landing } from './landing.js';
-
 export function classifyLanding(move: Pick<Move, 'target' | 'ties'>, node: string | undefined): LandingOutcome {
   if (node === undefined) return 'unscheduled';
   if (node === move.target?.name) return 'target';
