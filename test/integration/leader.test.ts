@@ -89,11 +89,22 @@ describe.skipIf(!controlPlaneAvailable())('leader election with two operator pro
     const agents = new Set(evictions.map((e) => e.userAgent ?? ''));
     expect([...agents].some((a) => a.includes(survivor.identity))).toBe(true);
     expect(beforeTakeover).toBeLessThan(evictions.length);
-    expect(evictions.map((e) => e.responseStatus?.code).filter((code) => code !== 201)).toEqual([]);
-    const names = evictions.map((e) => `${e.objectRef?.name}`);
+    // Every eviction answered 201, but for one the SIGKILLed leader may have had on the wire: with its client gone,
+    // the API server ends that request as a timeout (504), an answer no operator acted on. The survivor's are all 201.
+    const abandoned = (e: (typeof evictions)[number]): boolean =>
+      e.responseStatus?.code === 504 && (e.userAgent?.includes(`(${leader.identity})`) ?? false);
+    expect(evictions.filter(abandoned).length).toBeLessThanOrEqual(1);
+    expect(
+      evictions
+        .filter((e) => !abandoned(e))
+        .map((e) => e.responseStatus?.code)
+        .filter((code) => code !== 201),
+    ).toEqual([]);
+    const made = evictions.filter((e) => e.responseStatus?.code === 201);
+    const names = made.map((e) => `${e.objectRef?.name}`);
     expect(new Set(names).size).toBe(names.length);
     // 3/3/0 → 2/2/2 for each of the six workloads: 12 evictions, the fewest.
-    expect(evictions).toHaveLength(12);
+    expect(made).toHaveLength(12);
     for (const w of watches) expect(w.breaches).toEqual([]);
     expect(sample(await survivor.scrape(), 'rebalancer_leader')).toBe(1);
   }, 300_000);
