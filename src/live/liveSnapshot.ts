@@ -4,7 +4,6 @@
 // objects saved to a file: the same converters, PriorityClasses read before the pods that resolve against them,
 // CSINode limits and volume topology applied once everything is read, namespaces implied by pods and budgets.
 import { FieldError, InputError } from '../errors.js';
-import { internLabels } from '../model/intern.js';
 import type { KubeVersion } from '../model/kubeVersion.js';
 import type {
   ClusterSnapshot,
@@ -33,7 +32,7 @@ import {
   describeObject,
   makePriorityResolver,
 } from '../snapshot/convert.js';
-import type { LoadResult, RawPolicy } from '../snapshot/load.js';
+import { addImpliedNamespaces, type LoadResult, type RawPolicy } from '../snapshot/load.js';
 import { LISTED_KINDS, listKindInto, type Getter, type ListedKind, type ReadOptions } from './read.js';
 
 type Named = { readonly name: string; readonly namespace?: string };
@@ -138,7 +137,9 @@ export async function readLiveSnapshot(get: Getter, opts: LiveSnapshotOptions): 
     persistentVolumeClaims: pvcs.items,
     storageClasses: storageClasses.items,
   });
-  const allNamespaces = impliedNamespaces(namespaces.items, withVolumes, pdbs.items);
+  // Namespaces implied by pods and budgets, as the file loader adds them.
+  addImpliedNamespaces(namespaces.items, withVolumes, pdbs.items);
+  const allNamespaces = namespaces.items;
   const snapshot: ClusterSnapshot = {
     nodes: withCsiNodeLimits(nodes.items, csiNodes.items),
     pods: withVolumes,
@@ -149,21 +150,4 @@ export async function readLiveSnapshot(get: Getter, opts: LiveSnapshotOptions): 
     ...(opts.kubeVersion !== undefined ? { kubeVersion: opts.kubeVersion } : {}),
   };
   return { snapshot, policies };
-}
-
-/** The namespaces pods and budgets live in, added when no Namespace object names them (as the file loader does). */
-function impliedNamespaces(
-  namespaces: NamespaceInfo[],
-  pods: readonly PodInfo[],
-  pdbs: readonly PdbInfo[],
-): NamespaceInfo[] {
-  const known = new Set(namespaces.map((n) => n.name));
-  const add = (name: string): void => {
-    if (known.has(name)) return;
-    known.add(name);
-    namespaces.push({ name, labels: internLabels({ 'kubernetes.io/metadata.name': name }) });
-  };
-  for (const p of pods) add(p.namespace);
-  for (const p of pdbs) add(p.namespace);
-  return namespaces;
 }

@@ -517,7 +517,11 @@ export function snapshotFromObjects(
  * A snapshot without Namespace objects still has the namespaces its pods live in. They are added with the label
  * every namespace carries (kubernetes.io/metadata.name), so pod-affinity namespaceSelectors on that label still work.
  */
-function addImpliedNamespaces(namespaces: NamespaceInfo[], pods: readonly PodInfo[], pdbs: readonly PdbInfo[]): void {
+export function addImpliedNamespaces(
+  namespaces: NamespaceInfo[],
+  pods: readonly PodInfo[],
+  pdbs: readonly PdbInfo[],
+): void {
   const known = new Set(namespaces.map((n) => n.name));
   const add = (name: string): void => {
     if (known.has(name)) return;
