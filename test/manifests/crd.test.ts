@@ -28,6 +28,7 @@ import {
 import { INVALID_SAMPLES } from './invalidSamples.js';
 
 const CRD_COPY_PATH = 'manifests/crd.yaml';
+const CHART_CRD_PATH = 'charts/kube-rebalancer/crds/rebalancer.dev_rebalancepolicies.yaml';
 const SAMPLES = 'manifests/samples';
 const INVALID = 'manifests/samples/invalid';
 
@@ -280,6 +281,16 @@ describe('RebalancePolicy CRD: identity', () => {
     expect(existsSync(copyPath), `${CRD_COPY_PATH} is missing: cp ${CRD_PATH} ${CRD_COPY_PATH}`).toBe(true);
     const copy = readFileSync(copyPath, 'utf8');
     expect(copy === crdText, `${CRD_COPY_PATH} differs from ${CRD_PATH}: cp ${CRD_PATH} ${CRD_COPY_PATH}`).toBe(true);
+  });
+
+  // helm installs a chart's crds/ as they are (never templated), so the chart carries its own copy; a stale one
+  // installs a schema without the newer status fields and printer columns.
+  it('is copied byte for byte into the Helm chart (charts/kube-rebalancer/crds/)', () => {
+    const copyPath = join(ROOT, CHART_CRD_PATH);
+    if (process.env.UPDATE_MANIFESTS === '1') writeFileSync(copyPath, crdText);
+    expect(existsSync(copyPath), `${CHART_CRD_PATH} is missing: cp ${CRD_PATH} ${CHART_CRD_PATH}`).toBe(true);
+    const copy = readFileSync(copyPath, 'utf8');
+    expect(copy === crdText, `${CHART_CRD_PATH} differs from ${CRD_PATH}: cp ${CRD_PATH} ${CHART_CRD_PATH}`).toBe(true);
   });
 });
 
