@@ -22,9 +22,10 @@
 //
 // Size of the run: kube-scheduler at -v=10 logs every scored node's plugin scores (about 5,000 lines per probe at
 // 500 nodes) and the model rebuilds a snapshot of up to 500 nodes and 800 pods per probe; a cluster costs about 10 s
-// to build on a 2-core machine and the whole file takes 2.5–3.5 minutes. 5 clusters × 24 probes per setting give 120
-// probes, over 100 of them sampled under the default setting: at 99% at most one may miss, and each cluster size
-// fifth of 150–500 is covered once per setting. Doubling it would double the time for a bar that stays the same.
+// to build on a 2-core machine and the whole file takes 2.5 minutes (4.5 under a load average of 24). 5 clusters × 24
+// probes per setting give 120 probes, over 100 of them sampled under the default setting: at 99% at most one may
+// miss, and each fifth of 150–500 nodes is covered once per setting. Doubling it would double the time for the same
+// bar.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
