@@ -96,13 +96,37 @@ export class DisruptionBudgets {
   }
 }
 
+/**
+ * What earlier steps of the same run already spent of the per-cycle limits. A run that goes on as replacements
+ * become Ready plans again after each step; a plan that started its counts at zero would pick a pod on a node (or in
+ * a namespace) the run has used up, where a pod elsewhere would do, and the run would stop there with work left.
+ * maxPerWorkload is not here: in such a run it bounds evictions in flight, which the executor keeps to.
+ */
+export interface SpentLimits {
+  readonly total: number;
+  readonly perNode: ReadonlyMap<string, number>;
+  readonly perNamespace: ReadonlyMap<string, number>;
+}
+
 export class EvictionLimits {
-  private total = 0;
-  private readonly perNode = new Map<string, number>();
-  private readonly perNamespace = new Map<string, number>();
+  private total: number;
+  private readonly perNode: Map<string, number>;
+  private readonly perNamespace: Map<string, number>;
   private readonly perWorkload = new Map<string, number>();
 
-  constructor(private readonly limits: PolicySpec['eviction']) {}
+  constructor(
+    private readonly limits: PolicySpec['eviction'],
+    spent?: SpentLimits,
+  ) {
+    this.total = spent?.total ?? 0;
+    this.perNode = new Map(spent?.perNode);
+    this.perNamespace = new Map(spent?.perNamespace);
+  }
+
+  /** The cycle-wide counts so far, for the next plan of the same run. */
+  spent(): SpentLimits {
+    return { total: this.total, perNode: new Map(this.perNode), perNamespace: new Map(this.perNamespace) };
+  }
 
   /**
    * Which limit one more eviction of this pod would exceed, or undefined. `pacing`: maxPerWorkload does not count,
@@ -121,11 +145,6 @@ export class EvictionLimits {
       return `limit maxPerWorkload (${l.maxPerWorkload}) reached for ${pod.workload.kind}/${pod.workload.name}`;
     }
     return undefined;
-  }
-
-  /** Evictions counted so far. */
-  get counted(): number {
-    return this.total;
   }
 
   /** True once no further eviction can be planned this cycle. */

@@ -20,7 +20,7 @@ import { placeReplacement, placementCheck } from '../scheduling/placement.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, SkewStrategy } from '../strategies/types.js';
-import { DisruptionBudgets, EvictionLimits, workloadKey } from './budget.js';
+import { DisruptionBudgets, EvictionLimits, workloadKey, type SpentLimits } from './budget.js';
 import { ownerPodCounter, protectionReason, type EvictabilityContext } from './evictability.js';
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
@@ -45,6 +45,11 @@ export interface PlanOptions {
    * safe choice), or `targetOnly` — kept for the property test that shows why every tie must be checked.
    */
   readonly landingCheck?: 'everyTie' | 'targetOnly';
+  /**
+   * What the run this plan belongs to has already spent of maxPerCycle, maxPerNode and maxPerNamespace (the executor's
+   * re-plans); a plan of its own starts from nothing.
+   */
+  readonly spent?: SpentLimits;
 }
 
 /** Where a replacement lands: the node the plan assumes, and the others the scheduler may pick as well. */
@@ -108,7 +113,7 @@ export class PlanTransaction {
       fits: (pod, from, scope) => placementCheck(this.state, pod, { pod, node: from }, scope),
     };
     this.budgets = new DisruptionBudgets(snapshot.pdbs, computeAllowances(snapshot));
-    this.limits = new EvictionLimits(spec.eviction);
+    this.limits = new EvictionLimits(spec.eviction, options.spent);
     this.evictability = {
       spec,
       now: snapshot.now,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { controlPlaneAvailable, controlPlaneVersion } from '../controlplane/index.js';
+import { controlPlaneAvailable } from '../controlplane/index.js';
 import { ManagedProcess } from '../controlplane/processes.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
 import {
@@ -183,10 +183,7 @@ describe.skipIf(!controlPlaneAvailable())('defaults and reports on a real contro
     for (const [name] of policies) await deletePolicy(name);
   }, 240_000);
 
-  it("the README's zone-balance scenario: the DryRun cycle's dry_run equals the next Evict cycle's evicted", async (ctx) => {
-    // Known open defect: on a 1.35 control plane the DryRun projection stops after one dry-run eviction here (1.37
-    // gives the full count, equal to Evict's). Runs on 1.36 and later until it is found; see the README's parity notes.
-    if (controlPlaneVersion().minor < 36) ctx.skip();
+  it("the README's zone-balance scenario: the DryRun cycle's dry_run equals the next Evict cycle's evicted", async () => {
     // 9/0/0: nine replicas land in zone-a before zones b and c have schedulable nodes of their own.
     for (const zone of ['zone-b', 'zone-c']) {
       for (const i of [1, 2])

@@ -53,7 +53,6 @@ import { isPodTerminal } from '../../model/pods.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycle, type Move } from '../../planner/plan.js';
 import type { RebalancePlan } from '../../model/plan.js';
-import type { Policy } from '../../policy/types.js';
 import { STRATEGIES } from '../../strategies/registry.js';
 import { waitForBudget } from './budgetWait.js';
 import { pdbWaitKey, workloadWaitKey } from '../clusterCache.js';
@@ -136,18 +135,6 @@ export class PolicyRun {
     return this.opts.logger;
   }
 
-  /** The policy as the next plan must see it: maxPerCycle lowered by the evictions this run made or reserved. */
-  private policyForPlan(): Policy {
-    const policy = this.opts.policy;
-    const used = this.reservations.limits.reserved;
-    if (used === 0) return policy;
-    const eviction = {
-      ...policy.spec.eviction,
-      maxPerCycle: Math.max(0, policy.spec.eviction.maxPerCycle - used),
-    };
-    return { ...policy, spec: { ...policy.spec, eviction } };
-  }
-
   private plan(): RunPlan {
     const cached =
       this.projection?.snapshot ?? this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
@@ -157,8 +144,11 @@ export class PolicyRun {
       this.lanes.workloads(),
       this.deps.inFlight.saturated(this.opts.policy.spec.eviction.maxPerWorkload),
     );
-    const { plan, moves } = planCycle(snapshot, this.policyForPlan(), {
+    // The next plan starts from what this run has spent of its per-cycle limits, so that it picks its pods where the
+    // run may still evict (another node, another namespace) rather than one the run would have to refuse.
+    const { plan, moves } = planCycle(snapshot, this.opts.policy, {
       heldWorkloads: held,
+      spent: this.reservations.limits.spent(),
       domainCounts: false,
       schedulerProfile: this.deps.schedulerProfile,
     });

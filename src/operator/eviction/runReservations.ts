@@ -5,7 +5,7 @@
 // it after would let every lane pass the check at once. reserve() checks and counts in one synchronous step;
 // giveBack() undoes a reservation whose eviction was not made. Slots left when the run ends are released then.
 import type { PodInfo } from '../../model/types.js';
-import { EvictionLimits, workloadKey } from '../../planner/budget.js';
+import { EvictionLimits, workloadKey, type SpentLimits } from '../../planner/budget.js';
 import type { PolicySpec } from '../../policy/types.js';
 import type { InFlightEvictions } from './inFlight.js';
 
@@ -41,9 +41,9 @@ export class RunLimits {
     this.counts.release(pod);
   }
 
-  /** Evictions reserved or made in this run. */
-  get reserved(): number {
-    return this.counts.counted;
+  /** What the run has spent of its per-cycle limits, for its next plan. */
+  spent(): SpentLimits {
+    return this.counts.spent();
   }
 
   get cycleFull(): boolean {

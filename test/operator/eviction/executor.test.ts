@@ -74,13 +74,15 @@ interface SetupOptions {
   evictor?: FakeEvictor;
   leader?: () => boolean;
   extra?: unknown[];
+  /** The cluster in place of cluster()'s. */
+  objects?: unknown[];
   onFirstPlan?: (outcome: RunPlan) => void;
   inFlight?: InFlightEvictions;
   gate?: EvictionGate;
 }
 
 function setup(opts: SetupOptions = {}) {
-  const cache = cluster(opts.extra);
+  const cache = opts.objects !== undefined ? newCache(systemClock, opts.objects as never[]) : cluster(opts.extra);
   const registry = new Registry();
   const metrics = createMetrics(registry);
   const events = new FakeEvents();
@@ -377,6 +379,57 @@ describe('a DryRun run reports what an Evict run would do', () => {
     expect(dry.calls.map((c) => c.target.name)).toEqual(evict.evicted);
     // The projected cluster ends where Evict left the real one.
     expect(maxSkewOf(dry.result.lastPlan)).toBe(maxSkewOf(evict.result.lastPlan));
+  });
+
+  describe('9/0/0 over two nodes of zone a with maxPerNode 1 (the README scenario): one eviction per node, two', () => {
+    const apiSpread = { topologyKey: ZONE, maxSkew: 1, labelSelector: { matchLabels: { app: 'api' } } };
+    const apiPod = (name: string, node: string) =>
+      makePod(name, 'payments').deployment('api').labels({ app: 'api' }).node(node).spread(apiSpread);
+    const layout = (onA1: number) => [
+      makeNode('a1').zone('zone-a'),
+      makeNode('a2').zone('zone-a'),
+      makeNode('b1').zone('zone-b'),
+      makeNode('c1').zone('zone-c'),
+      ...Array.from({ length: 9 }, (_, i) => apiPod(`api-${i}`, i < onA1 ? 'a1' : 'a2')),
+    ];
+    const eviction = { waitForReplacement: true, maxPerWorkload: 1, maxPerNode: 1, maxPerNamespace: 3 };
+
+    // Which node holds five decides whether the first step's node is the one a re-plan that ignored the run's counts
+    // would pick again: the scheduler's first placement differs by version (1.35: 5/4, 1.37: 4/5).
+    it.each([
+      { name: '5 on a1, 4 on a2', onA1: 5 },
+      { name: '4 on a1, 5 on a2', onA1: 4 },
+    ])('$name: DryRun dry-runs two, from both nodes, and Evict evicts the same two', async ({ onA1 }) => {
+      const dry = setup({ objects: layout(onA1), spec: { mode: 'DryRun', eviction } });
+      const dryResult = await dry.run();
+      const evictor = new FakeEvictor();
+      const real = setup({ objects: layout(onA1), evictor, spec: { eviction } });
+      const original = evictor.evict.bind(evictor);
+      let replacement = 0;
+      // Each replacement becomes Ready in the emptier of zones b and c, where the plan predicts it.
+      evictor.evict = async (target, dryRun) => {
+        await original(target, dryRun);
+        deletePod(real.cache, 'payments', target.name);
+        const node = replacement % 2 === 0 ? 'b1' : 'c1';
+        setTimeout(() => apply(real.cache, [apiPod(`api-new${++replacement}`, node)]), 10);
+      };
+      const evictResult = await real.run();
+      const fromNodes = (calls: FakeEvictor['calls'], nodeOf: (name: string) => string) =>
+        calls.map((c) => nodeOf(c.target.name)).sort();
+      const nodeOf = (name: string) => (Number(name.slice('api-'.length)) < onA1 ? 'a1' : 'a2');
+      expect(dryResult.counts.dry_run).toBe(2);
+      expect(fromNodes(dry.evictor.calls, nodeOf)).toEqual(['a1', 'a2']);
+      expect(evictResult.counts.evicted).toBe(dryResult.counts.dry_run);
+      expect(evictor.calls.map((c) => c.target.name)).toEqual(dry.evictor.calls.map((c) => c.target.name));
+      expect(
+        stoppedBy({
+          halted: dryResult.halted,
+          degraded: undefined,
+          limitReached: dryResult.limitReached,
+          lastPlan: dryResult.lastPlan,
+        }),
+      ).toMatch(/^maxPerNode 1 reached on node a[12]$/);
+    });
   });
 
   it('3/3/0 with maxPerWorkload 1: two dry runs (one step per plan, as a paced lane), not one', async () => {
