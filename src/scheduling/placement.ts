@@ -143,9 +143,9 @@ export function placeReplacement(
 }
 
 /**
- * The landings of a replacement scored either while its evicted pod terminates or once it is gone: the first view's
- * node stays the prediction (the controller usually creates the replacement before the deletion is seen), the other
- * view's top nodes join its ties.
+ * The landings of a replacement scored either while its evicted pod terminates or once it is gone: the terminating
+ * view's node stays the target, as for a pod with a grace period (so a plan's later moves see the same cluster), and
+ * the other view's top nodes join its ties.
  */
 function eitherView(whileTerminating: PlacementResult, once: PlacementResult): PlacementResult {
   const node = whileTerminating.node!;
