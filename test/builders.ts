@@ -787,6 +787,7 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'nodeName',
   'phase',
   'terminating',
+  'terminationGracePeriodSeconds',
   'ready',
   'createdAt',
   'priority',

@@ -193,6 +193,11 @@ export interface PodInfo {
   readonly phase: PodPhase;
   /** metadata.deletionTimestamp is set. */
   readonly terminating: boolean;
+  /**
+   * spec.terminationGracePeriodSeconds; absent when the object does not say (the API server defaults it to 30 at
+   * creation). 0 means an eviction deletes the pod at once, without a terminating phase (see scheduling/deletion.ts).
+   */
+  readonly terminationGracePeriodSeconds?: number;
   /** The Ready condition is True. */
   readonly ready: boolean;
   /** metadata.creationTimestamp in epoch milliseconds. */

@@ -10,6 +10,7 @@ import { isCounted } from '../model/pods.js';
 import type { NodeInfo, PodInfo } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 import type { ClusterState } from '../scheduling/clusterState.js';
+import { deletedAtOnce } from '../scheduling/deletion.js';
 import { placeReplacement } from '../scheduling/placement.js';
 import { configOf, type StrategyRegistry } from '../strategies/registry.js';
 import type { HousekeepingStrategy } from '../strategies/types.js';
@@ -74,7 +75,8 @@ function housekeep(
     if (isCounted(pod)) {
       // Its owner recreates it: where the scheduler would put the replacement (nodeFit: somewhere, or not at all).
       if (p.spec.eviction.nodeFit) {
-        const placement = placeReplacement(p.state, pod, { pod, node: from });
+        const atOnce = deletedAtOnce(pod, p.spec.eviction.gracePeriodSeconds);
+        const placement = placeReplacement(p.state, pod, { pod, node: from }, atOnce);
         if (placement.node === undefined) {
           p.skip(pod, s.name, placement.reason ?? 'no node can take a replacement');
           continue;

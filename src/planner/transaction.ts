@@ -16,6 +16,7 @@ import { volumeText } from '../model/volumes.js';
 import { resolvePriorityThreshold } from '../policy/parse.js';
 import type { PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
+import { deletedAtOnce } from '../scheduling/deletion.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
 import { DEFAULT_PROFILE, type SchedulerProfile } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
@@ -187,7 +188,8 @@ export class PlanTransaction {
     let target: NodeInfo | undefined;
     let ties: readonly NodeInfo[] = NO_TIES;
     if (this.spec.eviction.nodeFit) {
-      const placement = placeReplacement(this.state, pod, evicted);
+      const atOnce = deletedAtOnce(pod, this.spec.eviction.gracePeriodSeconds);
+      const placement = placeReplacement(this.state, pod, evicted, atOnce);
       if (!placement.node) return placementRefusal(placement.reason ?? 'no node can take a replacement');
       target = placement.node;
       ties = placement.ties;
@@ -248,7 +250,7 @@ export class PlanTransaction {
           ? 'its inter-pod affinity would not hold there once the evicted pod is gone'
           : undefined);
       if (why === undefined) continue;
-      return node === target ? why : `the scheduler may also pick ${node!.name} (tied top score), where ${why}`;
+      return node === target ? why : `the scheduler may also pick ${node!.name} (a possible landing), where ${why}`;
     }
     return undefined;
   }

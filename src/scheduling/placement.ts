@@ -10,6 +10,8 @@
 // (NodeResourcesFit counts every pod the node runs) and still counts for InterPodAffinity (which does not skip
 // terminating pods), while PodTopologySpread skips it. If no node is feasible while it terminates, the scheduler
 // retries once it is deleted (the deletion requeues the pending pod), so the placement is then made with it gone.
+// A pod deleted at once (grace period 0, deletion.ts) may be either when its replacement is scored: the landings
+// are then those of both views.
 import { nodeAdmitsPod } from '../model/admission.js';
 import { matchesRequiredNodeAffinity } from '../model/nodeAffinity.js';
 import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint, isTolerated, tolerationsText } from '../model/taints.js';
@@ -111,8 +113,15 @@ function dynamicProblem(ctx: PlacementContext, node: NodeInfo, index: number): s
  * walking its zone-interleaved node list from where its previous pod stopped, and scores those. Where it starts is
  * not observable, so the prediction is every node that has the top score in some window the scheduler may score
  * (framework/windows.ts): `node` and `ties` are all the possible landings (see the README, "Landing prediction").
+ * `deletedAtOnce` (deletion.ts): the evicted pod may already be gone when the replacement is scored, so the top nodes
+ * of that view are possible landings too.
  */
-export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Placed | undefined): PlacementResult {
+export function placeReplacement(
+  state: ClusterState,
+  pod: PodInfo,
+  evicted: Placed | undefined,
+  deletedAtOnce = false,
+): PlacementResult {
   const admitting = staticallyAdmitting(state, pod);
   if (admitting.length === 0) {
     return {
@@ -126,10 +135,27 @@ export function placeReplacement(state: ClusterState, pod: PodInfo, evicted: Pla
   }
   const first = buildContext(state, pod, evicted, evicted !== undefined);
   const whileTerminating = place(first, admitting);
-  if (whileTerminating.node !== undefined) return whileTerminating;
+  if (whileTerminating.node !== undefined && !(deletedAtOnce && evicted !== undefined)) return whileTerminating;
   const gone = evicted === undefined ? first : buildContext(state, pod, evicted, false);
   const once = evicted === undefined ? whileTerminating : place(gone, admitting);
+  if (whileTerminating.node !== undefined) return eitherView(whileTerminating, once);
   return once.node !== undefined ? once : { ...once, reason: whyNoNode(gone, admitting) };
+}
+
+/**
+ * The landings of a replacement scored either while its evicted pod terminates or once it is gone: the terminating
+ * view's node stays the target, as for a pod with a grace period (so a plan's later moves see the same cluster), and
+ * the other view's top nodes join its ties.
+ */
+function eitherView(whileTerminating: PlacementResult, once: PlacementResult): PlacementResult {
+  const node = whileTerminating.node!;
+  const others = new Map<string, NodeInfo>();
+  for (const n of [...whileTerminating.ties, ...(once.node ? [once.node] : []), ...once.ties]) {
+    if (n !== node) others.set(n.name, n);
+  }
+  if (others.size === whileTerminating.ties.length) return whileTerminating;
+  const ties = [...others.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { node, ties, reason: undefined };
 }
 
 const NO_TIES: readonly NodeInfo[] = Object.freeze([]);

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { main } from '../../src/cli/program.js';
 import { loadSchedulerConfig } from '../../src/scheduling/schedulerConfigFile.js';
-import { controlPlaneAvailable, controlPlaneVersion } from '../controlplane/index.js';
+import { controlPlaneAvailable } from '../controlplane/index.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
 import {
   addZone,
@@ -200,11 +200,12 @@ describe.skipIf(!controlPlaneAvailable())('utilization strategies on a real cont
     strategies: { highNodeUtilization: { enabled: true, thresholds: { cpu: 30 } } },
   };
 
-  it('HighNodeUtilization, default (LeastAllocated) scheduler: nothing is evicted, and the plan says why', async (ctx) => {
-    // Known disagreement, not yet modelled: from 1.36 (NodeResourcesBalancedAllocation scores the change a pod makes)
-    // the model predicts these replacements on the 60% nodes and plans the evictions, but kube-scheduler 1.37 put one
-    // back elsewhere (the landing record counted it). Listed in the README's parity section; runs on 1.35.
-    if (controlPlaneVersion().minor >= 36) ctx.skip();
+  it('HighNodeUtilization, default (LeastAllocated) scheduler: nothing is evicted, and the plan says why', async () => {
+    // From 1.36 NodeResourcesBalancedAllocation scores the change a pod makes, the same 72 on every node here, so the
+    // second replacement of low-node-1 is a close call: 629 there against 632 on high-node-1 while its evicted pod
+    // terminates, 634 there once it is gone. These pods have terminationGracePeriodSeconds 0, so the API server
+    // deletes each within its eviction and kube-scheduler may score the replacement in either view (issue 28): the
+    // plan counts both, and low-node-1 is being emptied. On 1.35 (the balance with the pod) low-node-1 wins in both.
     const c = await packingCluster();
     const dir = mkdtempSync(join(tmpdir(), 'hnu-'));
     try {

@@ -143,6 +143,12 @@ describe('convertPod: identity, status and priority', () => {
     ['createdAt from epoch ms', makePod('p').createdAt(NOW - 60_000), { createdAt: NOW - 60_000 }],
     ['missing uid ⇒ namespace/name', makePod('p', 'ns').set('metadata.uid', undefined), { uid: 'ns/p' }],
     ['Succeeded', makePod('p').phase('Succeeded'), { phase: 'Succeeded' }],
+    [
+      'terminationGracePeriodSeconds 0 (deleted at once)',
+      makePod('p').set('spec.terminationGracePeriodSeconds', 0),
+      { terminationGracePeriodSeconds: 0 },
+    ],
+    ['no terminationGracePeriodSeconds', makePod('p'), { terminationGracePeriodSeconds: undefined }],
   ])('%s', (_name, builder, expected) => {
     expect(pod(builder)).toMatchObject(expected);
   });
@@ -771,6 +777,11 @@ describe('convertPod: field errors', () => {
       'metadata.creationTimestamp',
     ],
     ['priority not an integer', makePod('p').set('spec.priority', '100'), 'spec.priority'],
+    [
+      'grace period not an integer',
+      makePod('p').set('spec.terminationGracePeriodSeconds', '30s'),
+      'spec.terminationGracePeriodSeconds',
+    ],
     ['bad request quantity', makePod('p').requests({ cpu: 'lots' }), 'spec.containers[0].resources.requests.cpu'],
     [
       'bad init container limit',

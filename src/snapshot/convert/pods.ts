@@ -71,6 +71,7 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     nodeName: nodeName === undefined || nodeName === '' ? undefined : intern(nodeName),
     phase: getEnum(status, 'phase', 'status', PHASES) ?? 'Pending',
     terminating: present(meta?.['deletionTimestamp']),
+    terminationGracePeriodSeconds: getInt(spec, 'terminationGracePeriodSeconds', 'spec'),
     ready: conditionTrue(status, 'Ready', 'status'),
     createdAt: timestampMs(meta, 'creationTimestamp') ?? 0,
     priority,
