@@ -165,6 +165,16 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
         (k) => !(k in self.targetThresholds) || self.thresholds[k] <= self.targetThresholds[k],
       ),
   },
+  'protectedStorageClasses protects only with evictPodsWithPVC false': {
+    path: '.spec.eviction',
+    rule:
+      '!has(self.protectedStorageClasses) || size(self.protectedStorageClasses) == 0 || ' +
+      '(has(self.evictPodsWithPVC) && !self.evictPodsWithPVC)',
+    intent: (self) =>
+      !Array.isArray(self['protectedStorageClasses']) ||
+      self['protectedStorageClasses'].length === 0 ||
+      self['evictPodsWithPVC'] === false,
+  },
   'priorityThreshold must set exactly one of value and className': {
     path: '.spec.eviction.priorityThreshold',
     rule: 'has(self.value) != has(self.className)',
@@ -693,6 +703,16 @@ describe('RebalancePolicy CRD: CEL rules', () => {
     [{}, false],
   ])('priorityThreshold %j is valid: %s', (threshold, ok) => {
     expect(CEL_INTENTS['priorityThreshold must set exactly one of value and className']!.intent(threshold)).toBe(ok);
+  });
+
+  it.each<readonly [Record<string, unknown>, boolean]>([
+    [{ evictPodsWithPVC: true }, true],
+    [{ evictPodsWithPVC: true, protectedStorageClasses: [] }, true],
+    [{ evictPodsWithPVC: false, protectedStorageClasses: ['fast-ssd'] }, true],
+    [{ evictPodsWithPVC: true, protectedStorageClasses: ['fast-ssd'] }, false],
+  ])('eviction %j is valid: %s', (eviction, ok) => {
+    const intent = CEL_INTENTS['protectedStorageClasses protects only with evictPodsWithPVC false']!;
+    expect(intent.intent(eviction)).toBe(ok);
   });
 
   it.each([
