@@ -125,6 +125,25 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       /profiles\[0\]\.pluginConfig\[1\]\.args\.maxPodLifeTimeSeconds: must be an integer ≥ 0/,
     ],
     [
+      'noEvictionPolicy "Sometimes"',
+      policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Sometimes' }),
+      /profiles\[0\]\.pluginConfig\[0\]\.args\.noEvictionPolicy: must be one of Mandatory, Preferred/,
+    ],
+    [
+      'a protected storage class name no StorageClass can have',
+      policy(
+        'RemoveDuplicates',
+        {},
+        {
+          podProtections: {
+            extraEnabled: ['PodsWithPVC'],
+            config: { PodsWithPVC: { protectedStorageClasses: [{ name: 'Fast SSD' }] } },
+          },
+        },
+      ),
+      /pluginConfig\[0\]\.args\.podProtections\.config\.PodsWithPVC\.protectedStorageClasses\[0\]: /,
+    ],
+    [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.namespaces\.include\[0\]: /,
@@ -199,6 +218,46 @@ describe('convert: each field carried over', () => {
       { className: 'high' },
     ],
     ['DefaultEvictor.nodeFit', policy('RemoveDuplicates', {}, { nodeFit: false }), 'spec.eviction.nodeFit', false],
+    // Unset is Preferred in the descheduler (its filter drops only Mandatory's annotated pods).
+    [
+      'DefaultEvictor.noEvictionPolicy unset',
+      policy('RemoveDuplicates'),
+      'spec.eviction.noEvictionPolicy',
+      'Preferred',
+    ],
+    [
+      'DefaultEvictor.noEvictionPolicy Mandatory',
+      policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Mandatory' }),
+      'spec.eviction.noEvictionPolicy',
+      'Mandatory',
+    ],
+    [
+      'DefaultEvictor.evictSystemCriticalPods',
+      policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true }),
+      'spec.eviction',
+      expect.objectContaining({ evictSystemCriticalPods: true, priorityThreshold: { value: 2_000_001_001 } }),
+    ],
+    [
+      'podProtections.defaultDisabled SystemCriticalPods',
+      policy('RemoveDuplicates', {}, { podProtections: { defaultDisabled: ['SystemCriticalPods'] } }),
+      'spec.eviction',
+      expect.objectContaining({ evictSystemCriticalPods: true, priorityThreshold: { value: 2_000_001_001 } }),
+    ],
+    [
+      'podProtections.config.PodsWithPVC.protectedStorageClasses',
+      policy(
+        'RemoveDuplicates',
+        {},
+        {
+          podProtections: {
+            extraEnabled: ['PodsWithPVC'],
+            config: { PodsWithPVC: { protectedStorageClasses: [{ name: 'fast-ssd' }, { name: 'local' }] } },
+          },
+        },
+      ),
+      'spec.eviction',
+      expect.objectContaining({ evictPodsWithPVC: false, protectedStorageClasses: ['fast-ssd', 'local'] }),
+    ],
     ['DefaultEvictor.minReplicas', policy('RemoveDuplicates', {}, { minReplicas: 3 }), 'spec.eviction.minReplicas', 3],
     [
       'DefaultEvictor.minPodAge',
@@ -377,6 +436,17 @@ describe('convert: each field carried over', () => {
   });
 });
 
+describe('convert: protections that need no field', () => {
+  it('podProtections.extraEnabled PodsWithResourceClaims: always in force here, so no note and no field', async () => {
+    const r = await convert(
+      policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithResourceClaims'] } }),
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(r.docs[0]!.comments.filter((c) => c.includes('PodsWithResourceClaims'))).toEqual([]);
+    expect(r.err).not.toContain('PodsWithResourceClaims');
+  });
+});
+
 describe('convert: each field noted where it cannot carry over', () => {
   it.each<readonly [string, Json, string]>([
     ['nodeSelector', policy('RemoveDuplicates', {}, {}, { nodeSelector: 'a=b' }), 'nodeSelector: not carried over: '],
@@ -391,33 +461,23 @@ describe('convert: each field noted where it cannot carry over', () => {
       'metricsCollector/metricsProviders: not carried over: ',
     ],
     [
-      'DefaultEvictor.noEvictionPolicy Preferred',
-      policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Preferred' }),
-      'noEvictionPolicy: "Preferred": stricter here: ',
-    ],
-    [
-      'DefaultEvictor.evictSystemCriticalPods',
-      policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true }),
-      'evictSystemCriticalPods: not carried over: ',
-    ],
-    [
       'DefaultEvictor.evictDaemonSetPods',
       policy('RemoveDuplicates', {}, { evictDaemonSetPods: true }),
       'evictDaemonSetPods: not carried over: ',
     ],
     [
-      'podProtections.extraEnabled PodsWithResourceClaims',
-      policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithResourceClaims'] } }),
-      'podProtections.extraEnabled PodsWithResourceClaims: not carried over: ',
-    ],
-    [
-      'podProtections.config protectedStorageClasses',
+      'podProtections.config protectedStorageClasses without PodsWithPVC enabled (no effect there either)',
       policy(
         'RemoveDuplicates',
         {},
         { podProtections: { config: { PodsWithPVC: { protectedStorageClasses: [{ name: 'x' }] } } } },
       ),
-      'podProtections.config.PodsWithPVC: not carried over: ',
+      'podProtections.config.PodsWithPVC: not carried over: it has no effect without PodsWithPVC',
+    ],
+    [
+      'DefaultEvictor.priorityThreshold with evictSystemCriticalPods (the descheduler ignores it then)',
+      policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true, priorityThreshold: { value: 100 } }),
+      'priorityThreshold: not carried over: with the SystemCriticalPods protection off',
     ],
     [
       'LowNodeUtilization evictionLimits',
