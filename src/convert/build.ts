@@ -21,6 +21,8 @@ interface Scope {
   /** v1alpha1 only: the priority threshold and nodeFit are per strategy there (the evictor's in v1alpha2). */
   readonly priorityThreshold: unknown;
   readonly nodeFit: unknown;
+  /** LowNodeUtilization's evictionLimits.node: this plugin's own cap per node, on top of the policy's. */
+  readonly nodeLimit: unknown;
   /** The args the scope was read from. */
   readonly path: string;
 }
@@ -38,6 +40,7 @@ function scopeOf(plugin: PluginSettings | undefined): Scope {
     labelSelectorPath: args['labelSelector'] === undefined ? undefined : fieldPath(path, 'labelSelector'),
     priorityThreshold: args['priorityThreshold'],
     nodeFit: args['nodeFit'],
+    nodeLimit: obj(args['evictionLimits'])['node'] ?? undefined,
     path,
   };
 }
@@ -55,6 +58,7 @@ function scopeText(scope: Scope): string {
   if (scope.priorityThreshold !== undefined)
     parts.push(`priority threshold ${JSON.stringify(scope.priorityThreshold)}`);
   if (scope.nodeFit !== undefined) parts.push(`nodeFit ${JSON.stringify(scope.nodeFit)}`);
+  if (scope.nodeLimit !== undefined) parts.push(`evictionLimits.node ${JSON.stringify(scope.nodeLimit)}`);
   return parts.length === 0 ? 'every pod' : parts.join(', ');
 }
 
@@ -85,6 +89,8 @@ export function build(
       scope.labelSelector ?? null,
       scope.priorityThreshold ?? null,
       scope.nodeFit ?? null,
+      // A plugin's own per-node cap would narrow the others' if they shared a policy (spec.eviction.maxPerNode).
+      scope.nodeLimit ?? null,
     ]);
     const entry = scopes.get(key);
     if (entry) entry.plugins.push(plugin);

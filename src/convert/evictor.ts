@@ -103,7 +103,7 @@ function protectionNotes(protections: Obj): string[] {
 /** The descheduler's settings that mean the same as one of spec.eviction's, and where each was written. */
 export function evictionOf(
   evictor: EvictorSettings,
-  scope: { priorityThreshold: unknown; nodeFit: unknown; path: string },
+  scope: { priorityThreshold: unknown; nodeFit: unknown; nodeLimit: unknown; path: string },
   notes: string[],
   sources: Map<string, string>,
 ): Obj {
@@ -141,6 +141,12 @@ export function evictionOf(
     ['maxNoOfPodsToEvictTotal', 'maxPerCycle'],
   ];
   for (const [from, to] of limits) if (top[from] !== undefined && top[from] !== null) set(to, top[from], from);
+  // Both caps hold in the descheduler (the plugin's evictionLimits.node and the policy's per-node limit): the smaller.
+  const nodeLimit = scope.nodeLimit;
+  const perNode = eviction['maxPerNode'];
+  const smaller = typeof nodeLimit !== 'number' || typeof perNode !== 'number' || nodeLimit < perNode;
+  if (nodeLimit !== undefined && smaller)
+    set('maxPerNode', nodeLimit, fieldPath(fieldPath(scope.path, 'evictionLimits'), 'node'));
   protectionSettings(evictor, set);
   const nodeFit = evictor.v1alpha1 ? scope.nodeFit : args['nodeFit'];
   if (nodeFit !== undefined && nodeFit !== null)

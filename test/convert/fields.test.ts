@@ -144,6 +144,11 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       /pluginConfig\[0\]\.args\.podProtections\.config\.PodsWithPVC\.protectedStorageClasses\[0\]: /,
     ],
     [
+      'evictionLimits.node -1',
+      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: -1 } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.evictionLimits\.node: must be an integer ≥ 0/,
+    ],
+    [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.namespaces\.include\[0\]: /,
@@ -351,6 +356,18 @@ describe('convert: each field carried over', () => {
       { include: [], exclude: ['batch'] },
     ],
     [
+      'LowNodeUtilization evictionLimits.node',
+      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: 2 } }),
+      'spec.eviction.maxPerNode',
+      2,
+    ],
+    [
+      'LowNodeUtilization evictionLimits.node under a smaller maxNoOfPodsToEvictPerNode: the smaller',
+      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: 4 } }, {}, { maxNoOfPodsToEvictPerNode: 1 }),
+      'spec.eviction.maxPerNode',
+      1,
+    ],
+    [
       'HighNodeUtilization thresholds',
       policy('HighNodeUtilization', { thresholds: { memory: 30 } }),
       'spec.strategies.highNodeUtilization.thresholds',
@@ -436,6 +453,39 @@ describe('convert: each field carried over', () => {
   });
 });
 
+describe("convert: LowNodeUtilization's evictionLimits.node", () => {
+  it('is its own policy beside a plugin without it, so the other plugin keeps the policy-wide limit', async () => {
+    const raw = {
+      apiVersion: 'descheduler/v1alpha2',
+      kind: 'DeschedulerPolicy',
+      maxNoOfPodsToEvictPerNode: 5,
+      profiles: [
+        {
+          name: 'p',
+          pluginConfig: [
+            { name: 'DefaultEvictor', args: {} },
+            { name: 'LowNodeUtilization', args: { ...LNU, evictionLimits: { node: 2 } } },
+            { name: 'RemoveDuplicates', args: {} },
+          ],
+          plugins: { balance: { enabled: ['LowNodeUtilization', 'RemoveDuplicates'] } },
+        },
+      ],
+    };
+    const r = await convert(raw);
+    expect(r.code, r.err).toBe(0);
+    const byStrategy = Object.fromEntries(
+      r.docs.map((d) => [
+        Object.keys(at(d.raw, 'spec.strategies') as Json)
+          .filter((k) => k !== 'topologySpread')
+          .join(','),
+        at(d.raw, 'spec.eviction.maxPerNode'),
+      ]),
+    );
+    expect(byStrategy).toEqual({ lowNodeUtilization: 2, removeDuplicates: 5 });
+    for (const d of r.docs) parsePolicy(d.raw, { file: 'out.yaml' });
+  });
+});
+
 describe('convert: protections that need no field', () => {
   it('podProtections.extraEnabled PodsWithResourceClaims: always in force here, so no note and no field', async () => {
     const r = await convert(
@@ -478,11 +528,6 @@ describe('convert: each field noted where it cannot carry over', () => {
       'DefaultEvictor.priorityThreshold with evictSystemCriticalPods (the descheduler ignores it then)',
       policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true, priorityThreshold: { value: 100 } }),
       'priorityThreshold: not carried over: with the SystemCriticalPods protection off',
-    ],
-    [
-      'LowNodeUtilization evictionLimits',
-      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: 2 } }),
-      'LowNodeUtilization.evictionLimits: ',
     ],
     [
       'LowNodeUtilization Prometheus',
@@ -658,8 +703,9 @@ describe('convert: the fixtures', () => {
   it('a policy with every field converts with exit 0, one policy per profile', async () => {
     const r = await convertFile('test/fixtures/descheduler/every-field-v1alpha2.yaml');
     expect(r.code, r.err).toBe(0);
-    expect(r.docs.map((d) => at(d.raw, 'metadata.name'))).toEqual(['everything', 'bin-pack']);
+    // LowNodeUtilization's evictionLimits.node is a per-node cap of its own: its own policy (everything).
+    expect(r.docs.map((d) => at(d.raw, 'metadata.name'))).toEqual(['everything', 'everything-2', 'bin-pack']);
     for (const d of r.docs) parsePolicy(d.raw, { file: 'out.yaml' });
-    expect(r.docs[0]!.comments.some((c) => c.startsWith('maxNoOfPodsToEvictTotal: each of the 2 policies'))).toBe(true);
+    expect(r.docs[0]!.comments.some((c) => c.startsWith('maxNoOfPodsToEvictTotal: each of the 3 policies'))).toBe(true);
   });
 });
