@@ -410,6 +410,12 @@ describe('convert: each field carried over', () => {
       '2h',
     ],
     [
+      'PodLifeTime states Succeeded, Failed',
+      policy('PodLifeTime', { maxPodLifeTimeSeconds: 3600, states: ['Succeeded', 'Failed'] }),
+      'spec.strategies.podLifeTime.states',
+      ['Succeeded', 'Failed'],
+    ],
+    [
       'PodLifeTime exitCodes',
       policy('PodLifeTime', { exitCodes: [1, 2] }),
       'spec.strategies.podLifeTime.exitCodes',

@@ -316,3 +316,24 @@ describe('evictSystemCriticalPods and the priority rule', () => {
     for (const [pod, reason] of Object.entries(reasons)) expect(skipped(p)[pod]).toBe(reason);
   });
 });
+
+describe('podLifeTime states Succeeded and Failed (the descheduler PodLifeTime phases)', () => {
+  const job = (name: string): PodBuilder =>
+    makePod(name, 'shop')
+      .owner('Job', 'nightly')
+      .node('n1')
+      .createdAt(NOW - 30 * HOUR);
+  const pods = [job('done').phase('Succeeded').notReady(), job('crashed').phase('Failed').notReady(), web('w1')];
+  it.each<readonly [string, readonly string[], readonly string[]]>([
+    ['no states: Running pods only', [], ['w1']],
+    ['Succeeded: the finished pod only', ['Succeeded'], ['done']],
+    ['Failed: the failed pod only', ['Failed'], ['crashed']],
+    ['Running and Succeeded', ['Running', 'Succeeded'], ['done', 'w1']],
+  ])('%s', (_name, states, expected) => {
+    const strategies = { podLifeTime: { enabled: true, maxPodLifeTime: '24h', states } };
+    const p = plan(pods, strategies, {});
+    expect(evicted(p)).toEqual(expected);
+    // A finished pod frees nothing and needs no landing: no target is simulated for it.
+    for (const e of p.evictions.filter((x) => x.name !== 'w1')) expect(e.target).toBeUndefined();
+  });
+});
