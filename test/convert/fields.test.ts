@@ -493,6 +493,12 @@ describe("convert: LowNodeUtilization's evictionLimits.node", () => {
 });
 
 describe('convert: protections that need no field', () => {
+  it("topologyBalanceNodeFit: true (the plugin's default) is what the planner does: no note", async () => {
+    const r = await convert(policy('RemovePodsViolatingTopologySpreadConstraint', { topologyBalanceNodeFit: true }));
+    expect(r.code, r.err).toBe(0);
+    expect(r.docs[0]!.comments.filter((c) => c.includes('topologyBalanceNodeFit'))).toEqual([]);
+  });
+
   it('podProtections.extraEnabled PodsWithResourceClaims: always in force here, so no note and no field', async () => {
     const r = await convert(
       policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithResourceClaims'] } }),
@@ -551,7 +557,7 @@ describe('convert: each field noted where it cannot carry over', () => {
     [
       'topologyBalanceNodeFit',
       policy('RemovePodsViolatingTopologySpreadConstraint', { topologyBalanceNodeFit: false }),
-      'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: ',
+      'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: false: stricter here: ',
     ],
     [
       'RemovePodsViolatingNodeTaints includedTaints',
