@@ -6,6 +6,7 @@ import { DEFAULT_SPEC } from '../policy/defaults.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
 import { fieldPath } from './argTypes.js';
 import { evictionOf, evictorNotes } from './evictor.js';
+import { parseNodeSelector } from './nodeSelector.js';
 import type { ConvertedPolicy, EvictorSettings, PluginSettings } from './types.js';
 
 function obj(value: unknown): Obj {
@@ -160,6 +161,15 @@ function policyOf(
     spec['podSelector'] = selector;
     const from = group.scope.labelSelectorPath ?? fieldPath(evictor.path, 'labelSelector');
     sources.set('spec.podSelector', from);
+  }
+  const nodeSelector = evictor.top['nodeSelector'];
+  if (typeof nodeSelector === 'string' && nodeSelector.trim() !== '') {
+    const parsed = parseNodeSelector(nodeSelector);
+    // A bad string was refused before building (convertDeschedulerPolicy).
+    if ('selector' in parsed) {
+      spec['nodeSelector'] = parsed.selector;
+      sources.set('spec.nodeSelector', 'nodeSelector');
+    }
   }
   spec['strategies'] = strategies;
   spec['eviction'] = evictionOf(evictor, group.scope, notes, sources);

@@ -30,11 +30,18 @@ export function evictorNotes(evictor: EvictorSettings): string[] {
       if (!['apiVersion', 'kind', 'profiles', ...Object.keys(TOP_ARGS)].includes(field))
         note(field, 'not carried over: not a field of the descheduler v0.36 DeschedulerPolicy');
   }
-  if (top['nodeSelector'] !== undefined || args['nodeSelector'] !== undefined)
+  if (typeof top['nodeSelector'] === 'string' && top['nodeSelector'].trim() !== '')
     note(
       'nodeSelector',
-      'not carried over: kube-rebalancer considers every node, as the scheduler does (limit the pods with namespaces ' +
-        'and podSelector instead)',
+      'carried as spec.nodeSelector: only pods on matching nodes are evicted; utilization and spread are still ' +
+        'measured over every node and a replacement may land on any node the scheduler picks, as it does (the ' +
+        "descheduler's nodeFit looked at matching nodes only)",
+    );
+  if (args['nodeSelector'] !== undefined)
+    note(
+      'DefaultEvictor.nodeSelector',
+      "not carried over: the descheduler fills it from the policy's nodeSelector for its nodeFit; the landing " +
+        'simulated here considers every node, as the scheduler does',
     );
   for (const [field, protection] of Object.entries(DEPRECATED_PROTECTIONS)) {
     if (args[field] === true && PROTECTION_WHY[protection] !== undefined) note(field, PROTECTION_WHY[protection]);

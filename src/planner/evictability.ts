@@ -18,6 +18,8 @@ export interface EvictabilityContext {
   readonly phases?: readonly PodPhase[];
   /** The number of live pods of the pod's controller (for minReplicas); absent: no floor is checked. */
   readonly ownerPods?: (pod: PodInfo) => number;
+  /** The labels of the pod's node (for spec.nodeSelector); absent: not checked. */
+  readonly nodeLabels?: (pod: PodInfo) => Readonly<Record<string, string>> | undefined;
   /** Whether a PodDisruptionBudget selects the pod (for evictPodsWithoutPDB); absent: not checked. */
   readonly hasBudget?: (pod: PodInfo) => boolean;
 }
@@ -65,6 +67,16 @@ export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
 
 // Two rules, both must allow: the policy's threshold, and the system-critical floor that only an explicit
 // evictSystemCriticalPods lifts (a threshold above 2000000000 alone does not reach node agents and add-ons).
+// A pod whose node is not known (unbound, or the node gone) is outside the selection: nothing says it matches.
+const nodeNotSelected: Protection = (pod, ctx) => {
+  const selector = ctx.spec.nodeSelector;
+  if (selector === undefined || ctx.nodeLabels === undefined) return undefined;
+  const labels = ctx.nodeLabels(pod);
+  return labels !== undefined && matchesSelector(selector, labels)
+    ? undefined
+    : `node ${pod.nodeName ?? '(none)'} does not match the policy's nodeSelector`;
+};
+
 const highPriority: Protection = (pod, ctx) => {
   if (pod.priority >= ctx.priorityThreshold)
     return `priority ${pod.priority} is at or above the threshold ${ctx.priorityThreshold}`;
@@ -138,6 +150,7 @@ export const PROTECTIONS: readonly Protection[] = [
   notRunning,
   outOfScope,
   notSelected,
+  nodeNotSelected,
   highPriority,
   tooYoung,
   barePod,

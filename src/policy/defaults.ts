@@ -22,6 +22,7 @@ export interface PolicyInput {
   mode?: PolicyMode;
   namespaces?: { include?: readonly string[]; exclude?: readonly string[]; labelSelector?: Selector };
   podSelector?: Selector;
+  nodeSelector?: Selector;
   /**
    * Each strategy's section as its policy section read it (src/strategies/<key>/policy.ts), by key; a key is
    * undefined where the policy has no such section (that strategy is off).
@@ -172,6 +173,8 @@ export function applyDefaults(input: PolicyInput, strategies: StrategyRegistry =
     mode: input.mode ?? d.mode,
     namespaces: { ...d.namespaces, ...defined(input.namespaces) },
     podSelector: input.podSelector ?? d.podSelector,
+    // No default: unset, pods on every node.
+    ...(input.nodeSelector !== undefined ? { nodeSelector: input.nodeSelector } : {}),
     strategies: sections(strategies, input.strategies),
     eviction: { ...d.eviction, ...defined(input.eviction) },
     triggers: { ...d.triggers, ...defined(input.triggers) },

@@ -26,6 +26,8 @@ export interface PolicySpec {
     readonly labelSelector?: Selector;
   };
   readonly podSelector: Selector;
+  /** Only pods on nodes whose labels match may be evicted (the descheduler's nodeSelector); undefined: every node. */
+  readonly nodeSelector?: Selector;
   /** One section per registered strategy, by its key; each section's type is its strategy's (src/strategies). */
   readonly strategies: StrategySections;
   readonly eviction: {

@@ -125,6 +125,11 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       /profiles\[0\]\.pluginConfig\[1\]\.args\.maxPodLifeTimeSeconds: must be an integer ≥ 0/,
     ],
     [
+      'a nodeSelector that is not a selector',
+      policy('RemoveDuplicates', {}, {}, { nodeSelector: 'pool in a' }),
+      /: nodeSelector: "pool in a" is not a label selector term/,
+    ],
+    [
       'noEvictionPolicy "Sometimes"',
       policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Sometimes' }),
       /profiles\[0\]\.pluginConfig\[0\]\.args\.noEvictionPolicy: must be one of Mandatory, Preferred/,
@@ -191,6 +196,20 @@ describe('convert: each field carried over', () => {
       policy('RemoveDuplicates', {}, {}, { maxNoOfPodsToEvictTotal: 12 }),
       'spec.eviction.maxPerCycle',
       12,
+    ],
+    [
+      'nodeSelector',
+      policy('RemoveDuplicates', {}, {}, { nodeSelector: 'pool=a,zone in (x, y),zone!=z,!spot,gpu' }),
+      'spec.nodeSelector',
+      {
+        matchLabels: { pool: 'a' },
+        matchExpressions: [
+          { key: 'zone', operator: 'In', values: ['x', 'y'] },
+          { key: 'zone', operator: 'NotIn', values: ['z'] },
+          { key: 'spot', operator: 'DoesNotExist' },
+          { key: 'gpu', operator: 'Exists' },
+        ],
+      },
     ],
     [
       'gracePeriodSeconds',
@@ -511,7 +530,12 @@ describe('convert: protections that need no field', () => {
 
 describe('convert: each field noted where it cannot carry over', () => {
   it.each<readonly [string, Json, string]>([
-    ['nodeSelector', policy('RemoveDuplicates', {}, {}, { nodeSelector: 'a=b' }), 'nodeSelector: not carried over: '],
+    // Carried (see the carried table), and said where the descheduler looked at those nodes only.
+    [
+      'nodeSelector (what differs)',
+      policy('RemoveDuplicates', {}, {}, { nodeSelector: 'a=b' }),
+      'nodeSelector: carried as spec.nodeSelector: only pods on matching nodes are evicted',
+    ],
     [
       'evictionFailureEventNotification',
       policy('RemoveDuplicates', {}, {}, { evictionFailureEventNotification: true }),

@@ -110,6 +110,17 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
     intent: (self) =>
       !['Exists', 'DoesNotExist'].includes(self.operator) || !has(self, 'values') || self.values.length === 0,
   },
+  'nodeSelector values must be non-empty for operators In and NotIn': {
+    path: '.spec.nodeSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+    intent: (self) => !['In', 'NotIn'].includes(self.operator) || (has(self, 'values') && self.values.length > 0),
+  },
+  'nodeSelector values must be empty for operators Exists and DoesNotExist': {
+    path: '.spec.nodeSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+    intent: (self) =>
+      !['Exists', 'DoesNotExist'].includes(self.operator) || !has(self, 'values') || self.values.length === 0,
+  },
   'must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits':
     {
       path: '.spec.schedule',

@@ -337,3 +337,31 @@ describe('podLifeTime states Succeeded and Failed (the descheduler PodLifeTime p
     for (const e of p.evictions.filter((x) => x.name !== 'w1')) expect(e.target).toBeUndefined();
   });
 });
+
+describe('nodeSelector (the descheduler nodeSelector)', () => {
+  it.each<readonly [string, Json | undefined, readonly string[]]>([
+    ['unset: pods on every node', undefined, ['a1', 'b1']],
+    ['pool=a: only the pod on the matching node', { matchLabels: { pool: 'a' } }, ['a1']],
+    ['pool notin (a, b): neither', { matchExpressions: [{ key: 'pool', operator: 'NotIn', values: ['a', 'b'] }] }, []],
+  ])('%s', (_name, nodeSelector, expected) => {
+    const snapshot = buildSnapshot([
+      makeNode('na').label('pool', 'a'),
+      makeNode('nb').label('pool', 'b'),
+      makeNode('nc'),
+      web('a1').node('na'),
+      makePod('b1', 'shop')
+        .deployment('other')
+        .node('nb')
+        .createdAt(NOW - 30 * HOUR),
+    ]);
+    const spec = {
+      ...(nodeSelector ? { nodeSelector } : {}),
+      strategies: { topologySpread: { enabled: false }, ...lifeTime },
+      eviction: LARGE,
+    };
+    const p = planCycle(snapshot, parsePolicy(makePolicy('p', spec), { file: 'p.yaml' })).plan;
+    expect(evicted(p)).toEqual(expected);
+    if (nodeSelector !== undefined && !expected.includes('b1'))
+      expect(skipped(p)['b1']).toBe("node nb does not match the policy's nodeSelector");
+  });
+});
