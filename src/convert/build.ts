@@ -6,6 +6,7 @@ import { DEFAULT_SPEC } from '../policy/defaults.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
 import { fieldPath } from './argTypes.js';
 import { evictionOf, evictorNotes } from './evictor.js';
+import { parseNodeSelector } from './nodeSelector.js';
 import type { ConvertedPolicy, EvictorSettings, PluginSettings } from './types.js';
 
 function obj(value: unknown): Obj {
@@ -21,6 +22,8 @@ interface Scope {
   /** v1alpha1 only: the priority threshold and nodeFit are per strategy there (the evictor's in v1alpha2). */
   readonly priorityThreshold: unknown;
   readonly nodeFit: unknown;
+  /** LowNodeUtilization's evictionLimits.node: this plugin's own cap per node, on top of the policy's. */
+  readonly nodeLimit: unknown;
   /** The args the scope was read from. */
   readonly path: string;
 }
@@ -38,6 +41,7 @@ function scopeOf(plugin: PluginSettings | undefined): Scope {
     labelSelectorPath: args['labelSelector'] === undefined ? undefined : fieldPath(path, 'labelSelector'),
     priorityThreshold: args['priorityThreshold'],
     nodeFit: args['nodeFit'],
+    nodeLimit: obj(args['evictionLimits'])['node'] ?? undefined,
     path,
   };
 }
@@ -55,6 +59,7 @@ function scopeText(scope: Scope): string {
   if (scope.priorityThreshold !== undefined)
     parts.push(`priority threshold ${JSON.stringify(scope.priorityThreshold)}`);
   if (scope.nodeFit !== undefined) parts.push(`nodeFit ${JSON.stringify(scope.nodeFit)}`);
+  if (scope.nodeLimit !== undefined) parts.push(`evictionLimits.node ${JSON.stringify(scope.nodeLimit)}`);
   return parts.length === 0 ? 'every pod' : parts.join(', ');
 }
 
@@ -85,6 +90,8 @@ export function build(
       scope.labelSelector ?? null,
       scope.priorityThreshold ?? null,
       scope.nodeFit ?? null,
+      // A plugin's own per-node cap would narrow the others' if they shared a policy (spec.eviction.maxPerNode).
+      scope.nodeLimit ?? null,
     ]);
     const entry = scopes.get(key);
     if (entry) entry.plugins.push(plugin);
@@ -154,6 +161,15 @@ function policyOf(
     spec['podSelector'] = selector;
     const from = group.scope.labelSelectorPath ?? fieldPath(evictor.path, 'labelSelector');
     sources.set('spec.podSelector', from);
+  }
+  const nodeSelector = evictor.top['nodeSelector'];
+  if (typeof nodeSelector === 'string' && nodeSelector.trim() !== '') {
+    const parsed = parseNodeSelector(nodeSelector);
+    // A bad string was refused before building (convertDeschedulerPolicy).
+    if ('selector' in parsed) {
+      spec['nodeSelector'] = parsed.selector;
+      sources.set('spec.nodeSelector', 'nodeSelector');
+    }
   }
   spec['strategies'] = strategies;
   spec['eviction'] = evictionOf(evictor, group.scope, notes, sources);

@@ -8,6 +8,7 @@
 // Parts: argTypes.ts (the descheduler's argument types), build.ts (plugins → policies), evictor.ts (DefaultEvictor and
 // the top level → spec.eviction), check.ts (the output against the CRD's rules), render.ts (YAML with the notes).
 import { InputError } from '../errors.js';
+import { parseNodeSelector } from './nodeSelector.js';
 import { isObj, stringItems as strings, type Obj } from '../model/rawJson.js';
 import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import { PLUGIN_ARGS, TOP_ARGS, argProblems, refuse } from './argTypes.js';
@@ -68,6 +69,11 @@ export function convertDeschedulerPolicy(
 ): ConvertedPolicy[] {
   if (!isObj(raw) || raw['kind'] !== 'DeschedulerPolicy') {
     throw new InputError(file, undefined, 'kind', 'must be DeschedulerPolicy');
+  }
+  const nodeSelector = raw['nodeSelector'];
+  if (typeof nodeSelector === 'string') {
+    const parsed = parseNodeSelector(nodeSelector);
+    if ('problem' in parsed) throw new InputError(file, undefined, 'nodeSelector', parsed.problem);
   }
   const apiVersion = raw['apiVersion'];
   let policies: ConvertedPolicy[];

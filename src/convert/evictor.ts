@@ -30,21 +30,27 @@ export function evictorNotes(evictor: EvictorSettings): string[] {
       if (!['apiVersion', 'kind', 'profiles', ...Object.keys(TOP_ARGS)].includes(field))
         note(field, 'not carried over: not a field of the descheduler v0.36 DeschedulerPolicy');
   }
-  if (top['nodeSelector'] !== undefined || args['nodeSelector'] !== undefined)
+  if (typeof top['nodeSelector'] === 'string' && top['nodeSelector'].trim() !== '')
     note(
       'nodeSelector',
-      'not carried over: kube-rebalancer considers every node, as the scheduler does (limit the pods with namespaces ' +
-        'and podSelector instead)',
+      'carried as spec.nodeSelector: only pods on matching nodes are evicted; utilization and spread are still ' +
+        'measured over every node and a replacement may land on any node the scheduler picks, as it does (the ' +
+        "descheduler's nodeFit looked at matching nodes only)",
+    );
+  if (args['nodeSelector'] !== undefined)
+    note(
+      'DefaultEvictor.nodeSelector',
+      "not carried over: the descheduler fills it from the policy's nodeSelector for its nodeFit; the landing " +
+        'simulated here considers every node, as the scheduler does',
     );
   for (const [field, protection] of Object.entries(DEPRECATED_PROTECTIONS)) {
     if (args[field] === true && PROTECTION_WHY[protection] !== undefined) note(field, PROTECTION_WHY[protection]);
   }
-  if (args['noEvictionPolicy'] === 'Preferred' || (args['noEvictionPolicy'] === undefined && !evictor.v1alpha1))
+  if (systemCriticalLifted(evictor) && evictor.args['priorityThreshold'] !== undefined)
     note(
-      'noEvictionPolicy',
-      `${args['noEvictionPolicy'] === undefined ? 'Preferred (the default)' : '"Preferred"'}: stricter here: the ` +
-        'descheduler.alpha.kubernetes.io/prefer-no-eviction annotation always protects a pod (as Mandatory does), ' +
-        'where Preferred only evicts such pods last',
+      'priorityThreshold',
+      'not carried over: with the SystemCriticalPods protection off the descheduler applies no priority threshold, ' +
+        'so none is carried (eviction.priorityThreshold is set above every pod priority)',
     );
   out.push(...protectionNotes(obj(args['podProtections'])));
   if (top['evictionFailureEventNotification'] !== undefined)
@@ -63,25 +69,20 @@ export function evictorNotes(evictor: EvictorSettings): string[] {
 
 /** The DefaultEvictor's deprecated booleans and the pod protection each lifts (or, for ignorePodsWithoutPDB, adds). */
 const DEPRECATED_PROTECTIONS: Readonly<Record<string, string>> = {
-  evictSystemCriticalPods: 'SystemCriticalPods',
   evictDaemonSetPods: 'DaemonSetPods',
 };
 
 /** Why a pod protection the descheduler lets one lift (or add) has no counterpart here. */
 const PROTECTION_WHY: Readonly<Record<string, string>> = {
-  SystemCriticalPods:
-    'not carried over: kube-rebalancer never evicts pods at or above eviction.priorityThreshold (default ' +
-    'system-cluster-critical); raise the threshold to include more',
   DaemonSetPods: 'not carried over: a DaemonSet pod would come back on the same node, so none is evicted',
-  PodsWithResourceClaims:
-    'not carried over: pods with resource claims are evicted like the others (their claims are re-allocated by ' +
-    'the scheduler when the replacement lands)',
 };
 
 /** Protections carried over as spec.eviction fields (see evictionOf), by list. */
+// PodsWithResourceClaims needs no field: kube-rebalancer never evicts a running pod with DRA claims (where its
+// replacement can get its devices is not modelled), which is what the protection asks for.
 const MAPPED: Readonly<Record<string, readonly string[]>> = {
-  extraEnabled: ['PodsWithPVC', 'PodsWithoutPDB'],
-  defaultDisabled: ['PodsWithLocalStorage', 'FailedBarePods'],
+  extraEnabled: ['PodsWithPVC', 'PodsWithoutPDB', 'PodsWithResourceClaims'],
+  defaultDisabled: ['PodsWithLocalStorage', 'FailedBarePods', 'SystemCriticalPods'],
 };
 
 /** DefaultEvictor's podProtections (v0.34 on): what evictionOf does not carry over. */
@@ -95,10 +96,13 @@ function protectionNotes(protections: Obj): string[] {
       );
     }
   }
-  if (obj(protections['config'])['PodsWithPVC'] !== undefined)
+  if (
+    obj(protections['config'])['PodsWithPVC'] !== undefined &&
+    !strings(protections['extraEnabled']).includes('PodsWithPVC')
+  )
     out.push(
-      'podProtections.config.PodsWithPVC: not carried over: eviction.evictPodsWithPVC protects every pod with a ' +
-        'claim, whatever its storage class',
+      'podProtections.config.PodsWithPVC: not carried over: it has no effect without PodsWithPVC in extraEnabled, ' +
+        'in the descheduler too',
     );
   return out;
 }
@@ -106,7 +110,7 @@ function protectionNotes(protections: Obj): string[] {
 /** The descheduler's settings that mean the same as one of spec.eviction's, and where each was written. */
 export function evictionOf(
   evictor: EvictorSettings,
-  scope: { priorityThreshold: unknown; nodeFit: unknown; path: string },
+  scope: { priorityThreshold: unknown; nodeFit: unknown; nodeLimit: unknown; path: string },
   notes: string[],
   sources: Map<string, string>,
 ): Obj {
@@ -120,7 +124,14 @@ export function evictionOf(
   // v1alpha1 carries the priority threshold and nodeFit per strategy (the scope); v1alpha2 in the evictor.
   const thresholdPath = evictor.v1alpha1 ? scope.path : argPath(evictor, 'priorityThreshold');
   const threshold = obj(evictor.v1alpha1 ? scope.priorityThreshold : args['priorityThreshold']);
-  if (threshold['value'] !== undefined && threshold['value'] !== null)
+  if (systemCriticalLifted(evictor)) {
+    // No priority protection at all, as the descheduler has then: the opt-in and a threshold no pod reaches.
+    const from = strings(obj(args['podProtections'])['defaultDisabled']).includes('SystemCriticalPods')
+      ? `${argPath(evictor, 'podProtections')}.defaultDisabled`
+      : argPath(evictor, 'evictSystemCriticalPods');
+    set('evictSystemCriticalPods', true, from);
+    set('priorityThreshold', { value: ABOVE_EVERY_POD }, from);
+  } else if (threshold['value'] !== undefined && threshold['value'] !== null)
     set('priorityThreshold', { value: threshold['value'] }, thresholdPath);
   else if (typeof threshold['name'] === 'string' && threshold['name'] !== '') {
     if (DNS_SUBDOMAIN.test(threshold['name']))
@@ -137,6 +148,12 @@ export function evictionOf(
     ['maxNoOfPodsToEvictTotal', 'maxPerCycle'],
   ];
   for (const [from, to] of limits) if (top[from] !== undefined && top[from] !== null) set(to, top[from], from);
+  // Both caps hold in the descheduler (the plugin's evictionLimits.node and the policy's per-node limit): the smaller.
+  const nodeLimit = scope.nodeLimit;
+  const perNode = eviction['maxPerNode'];
+  const smaller = typeof nodeLimit !== 'number' || typeof perNode !== 'number' || nodeLimit < perNode;
+  if (nodeLimit !== undefined && smaller)
+    set('maxPerNode', nodeLimit, fieldPath(fieldPath(scope.path, 'evictionLimits'), 'node'));
   protectionSettings(evictor, set);
   const nodeFit = evictor.v1alpha1 ? scope.nodeFit : args['nodeFit'];
   if (nodeFit !== undefined && nodeFit !== null)
@@ -147,6 +164,19 @@ export function evictionOf(
     set('gracePeriodSeconds', top['gracePeriodSeconds'], 'gracePeriodSeconds');
   introduceDefaults(eviction, args, evictor, notes, sources);
   return eviction;
+}
+
+/** Above system-node-critical (2000001000), the highest priority a pod can have. */
+const ABOVE_EVERY_POD = 2_000_001_001;
+
+/** The DefaultEvictor's SystemCriticalPods protection is off (its deprecated boolean, or podProtections). */
+function systemCriticalLifted(evictor: EvictorSettings): boolean {
+  if (evictor.v1alpha1) return evictor.args['evictSystemCriticalPods'] === true;
+  const protections = obj(evictor.args['podProtections']);
+  return (
+    evictor.args['evictSystemCriticalPods'] === true ||
+    strings(protections['defaultDisabled']).includes('SystemCriticalPods')
+  );
 }
 
 /** The DefaultEvictor's protections (its booleans and podProtections) that are spec.eviction fields here. */
@@ -160,8 +190,20 @@ function protectionSettings(evictor: EvictorSettings, set: (key: string, value: 
     set('evictLocalStoragePods', true, `${protectionsPath}.defaultDisabled`);
   if (typeof args['ignorePvcPods'] === 'boolean')
     set('evictPodsWithPVC', !args['ignorePvcPods'], argPath(evictor, 'ignorePvcPods'));
-  if (strings(protections['extraEnabled']).includes('PodsWithPVC'))
+  if (strings(protections['extraEnabled']).includes('PodsWithPVC')) {
     set('evictPodsWithPVC', false, `${protectionsPath}.extraEnabled`);
+    const classes = obj(obj(protections['config'])['PodsWithPVC'])['protectedStorageClasses'];
+    if (Array.isArray(classes) && classes.length > 0)
+      set(
+        'protectedStorageClasses',
+        classes.map((c) => obj(c)['name']),
+        `${protectionsPath}.config.PodsWithPVC.protectedStorageClasses`,
+      );
+  }
+  // The descheduler's filter lets the annotated pod through unless Mandatory (unset is Preferred there); v1alpha1
+  // policies predate the annotation, so ours (it protects) stays.
+  if (!evictor.v1alpha1)
+    set('noEvictionPolicy', args['noEvictionPolicy'] ?? 'Preferred', argPath(evictor, 'noEvictionPolicy'));
   if (args['ignorePodsWithoutPDB'] === true)
     set('evictPodsWithoutPDB', false, argPath(evictor, 'ignorePodsWithoutPDB'));
   if (strings(protections['extraEnabled']).includes('PodsWithoutPDB'))

@@ -2,6 +2,12 @@
 // affinity counts, the disruption controller's budgets, the analysis and the planner's simulation all apply.
 import type { PodInfo } from './types.js';
 
+/**
+ * PodInfo.protectedBy when the descheduler's soft opt-out is the pod's only protecting annotation: a policy with
+ * noEvictionPolicy: Preferred lifts exactly this one.
+ */
+export const PREFER_NO_EVICTION = 'annotation descheduler.alpha.kubernetes.io/prefer-no-eviction';
+
 /** Finished (Succeeded or Failed): the pod holds nothing on its node any more and is counted nowhere. */
 export function isPodTerminal(pod: Pick<PodInfo, 'phase'>): boolean {
   return pod.phase === 'Succeeded' || pod.phase === 'Failed';

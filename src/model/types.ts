@@ -267,6 +267,11 @@ export interface PodInfo {
   readonly csiVolumes?: readonly CsiVolume[];
   /** Its claims whose access mode is ReadWriteOncePod (resolved with the volume topology); absent when none. */
   readonly readWriteOncePodClaims?: readonly string[];
+  /**
+   * The StorageClass of each claim it mounts (resolved with the volume topology), '' for a claim whose class is not
+   * known (claim not in the snapshot, or no class); absent when it mounts none. For eviction.protectedStorageClasses.
+   */
+  readonly storageClasses?: readonly string[];
   /** rebalancer.dev/evict (or descheduler.alpha.kubernetes.io/evict ⇒ 'always'). */
   readonly evictAnnotation: EvictAnnotation;
   /** Set when an opt-out annotation protects the pod; the text names it. */

@@ -40,8 +40,11 @@ export function withVolumeTopology(pods: PodInfo[], volumes: VolumeObjects): Pod
     const topology: VolumeTopology[] = [];
     const csi: CsiVolume[] = [];
     const exclusive: string[] = [];
+    const storageClasses = new Set<string>();
     for (const claimName of pod.claims) {
       const claim = pvcs.get(`${pod.namespace}/${claimName}`);
+      // Unknown is kept as '': a protection by storage class must hold a pod whose class it cannot read.
+      storageClasses.add(claim?.storageClassName ?? '');
       if (claim === undefined) continue;
       const t = claimTopology(claim, pvs, classes);
       if (t !== undefined) topology.push(t);
@@ -55,10 +58,13 @@ export function withVolumeTopology(pods: PodInfo[], volumes: VolumeObjects): Pod
       csi.length === 0 &&
       pod.csiVolumes === undefined &&
       exclusive.length === 0 &&
-      pod.readWriteOncePodClaims === undefined;
+      pod.readWriteOncePodClaims === undefined &&
+      storageClasses.size === 0 &&
+      pod.storageClasses === undefined;
     if (unchanged) return pod;
     return {
       ...pod,
+      storageClasses: storageClasses.size === 0 ? undefined : [...storageClasses].sort(),
       volumeTopology: topology.length === 0 ? NONE : topology,
       csiVolumes: csi.length === 0 ? undefined : csi,
       readWriteOncePodClaims: exclusive.length === 0 ? undefined : exclusive,

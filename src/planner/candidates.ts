@@ -1,5 +1,6 @@
 // Which pod a move takes first, and which pods are alike as candidates. Every phase (rule fixing, spread balancing,
 // load) picks in the same eviction order, so it lives apart from any one of them.
+import { PREFER_NO_EVICTION } from '../model/pods.js';
 import type { PodInfo, QosClass } from '../model/types.js';
 import { tolerationsText } from '../model/taints.js';
 import { volumeKey } from '../model/volumes.js';
@@ -7,10 +8,16 @@ import { workloadKey } from './budget.js';
 
 const QOS_RANK: Readonly<Record<QosClass, number>> = { BestEffort: 0, Burstable: 1, Guaranteed: 2 };
 
-/** Eviction order: lower priority first, then BestEffort before Burstable before Guaranteed, then the youngest. */
+/**
+ * Eviction order: lower priority first, then BestEffort before Burstable before Guaranteed, then pods without the
+ * prefer-no-eviction annotation (it only orders where noEvictionPolicy is Preferred; elsewhere it protects), then the
+ * youngest.
+ */
 export function compareCandidates(a: PodInfo, b: PodInfo): number {
   if (a.priority !== b.priority) return a.priority - b.priority;
   if (a.qos !== b.qos) return QOS_RANK[a.qos] - QOS_RANK[b.qos];
+  const softA = a.protectedBy === PREFER_NO_EVICTION;
+  if (softA !== (b.protectedBy === PREFER_NO_EVICTION)) return softA ? 1 : -1;
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
   // Equal creation times: the later name goes first (a controller's later replica, as the descheduler picks
   // the last pods of a domain's list).

@@ -2,7 +2,7 @@
 // They are checked in this order and the first reason is reported in the plan's `skipped` list.
 // PodDisruptionBudgets and the per-cycle limits depend on what else is planned and live in budget.ts.
 import { matchesSelector } from '../model/labels.js';
-import { isPodTerminal } from '../model/pods.js';
+import { isPodTerminal, PREFER_NO_EVICTION } from '../model/pods.js';
 import type { PodInfo, PodPhase, Selector } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 import type { NamespaceScope } from '../analysis/scope.js';
@@ -18,6 +18,8 @@ export interface EvictabilityContext {
   readonly phases?: readonly PodPhase[];
   /** The number of live pods of the pod's controller (for minReplicas); absent: no floor is checked. */
   readonly ownerPods?: (pod: PodInfo) => number;
+  /** The labels of the pod's node (for spec.nodeSelector); absent: not checked. */
+  readonly nodeLabels?: (pod: PodInfo) => Readonly<Record<string, string>> | undefined;
   /** Whether a PodDisruptionBudget selects the pod (for evictPodsWithoutPDB); absent: not checked. */
   readonly hasBudget?: (pod: PodInfo) => boolean;
 }
@@ -33,7 +35,13 @@ function formatAge(ms: number): string {
   return m < 120 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60}m`;
 }
 
-const annotationOptOut: Protection = (pod) => (pod.protectedBy ? `protected by ${pod.protectedBy}` : undefined);
+// Preferred (the descheduler's default) makes the soft opt-out an ordering hint (canonicalOrder puts such pods last);
+// every other opt-out annotation protects whatever the policy says.
+const annotationOptOut: Protection = (pod, ctx) =>
+  pod.protectedBy === undefined ||
+  (pod.protectedBy === PREFER_NO_EVICTION && ctx.spec.eviction.noEvictionPolicy === 'Preferred')
+    ? undefined
+    : `protected by ${pod.protectedBy}`;
 
 const daemonSetPod: Protection = (pod) =>
   pod.daemonSet ? 'DaemonSet pod (its controller would recreate it on the same node)' : undefined;
@@ -54,10 +62,28 @@ const outOfScope: Protection = (pod, ctx) =>
 const notSelected: Protection = (pod, ctx) =>
   matchesSelector(ctx.podSelector, pod.labels) ? undefined : "pod does not match the policy's podSelector";
 
-const highPriority: Protection = (pod, ctx) =>
-  pod.priority >= ctx.priorityThreshold
-    ? `priority ${pod.priority} is at or above the threshold ${ctx.priorityThreshold}`
-    : undefined;
+/** system-cluster-critical: the descheduler's SystemCriticalPods protection starts here, and so does ours. */
+export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
+
+// Two rules, both must allow: the policy's threshold, and the system-critical floor that only an explicit
+// evictSystemCriticalPods lifts (a threshold above 2000000000 alone does not reach node agents and add-ons).
+// A pod whose node is not known (unbound, or the node gone) is outside the selection: nothing says it matches.
+const nodeNotSelected: Protection = (pod, ctx) => {
+  const selector = ctx.spec.nodeSelector;
+  if (selector === undefined || ctx.nodeLabels === undefined) return undefined;
+  const labels = ctx.nodeLabels(pod);
+  return labels !== undefined && matchesSelector(selector, labels)
+    ? undefined
+    : `node ${pod.nodeName ?? '(none)'} does not match the policy's nodeSelector`;
+};
+
+const highPriority: Protection = (pod, ctx) => {
+  if (pod.priority >= ctx.priorityThreshold)
+    return `priority ${pod.priority} is at or above the threshold ${ctx.priorityThreshold}`;
+  if (pod.priority >= SYSTEM_CRITICAL_PRIORITY && ctx.spec.eviction.evictSystemCriticalPods !== true)
+    return `priority ${pod.priority} is system-critical (set evictSystemCriticalPods to evict such pods)`;
+  return undefined;
+};
 
 const tooYoung: Protection = (pod, ctx) => {
   const age = ctx.now - pod.createdAt;
@@ -94,10 +120,18 @@ const localStorage: Protection = (pod, ctx) =>
     ? 'pod uses local storage (emptyDir/hostPath; set evictLocalStoragePods)'
     : undefined;
 
-const persistentVolume: Protection = (pod, ctx) =>
-  pod.pvc && !ctx.spec.eviction.evictPodsWithPVC
-    ? 'pod uses a PersistentVolumeClaim (evictPodsWithPVC is false)'
-    : undefined;
+const persistentVolume: Protection = (pod, ctx) => {
+  if (!pod.pvc || ctx.spec.eviction.evictPodsWithPVC) return undefined;
+  const protectedClasses = ctx.spec.eviction.protectedStorageClasses ?? [];
+  if (protectedClasses.length === 0) return 'pod uses a PersistentVolumeClaim (evictPodsWithPVC is false)';
+  // A claim whose class cannot be read ('' or no resolution at all) is held as the descheduler holds it: protected.
+  const classes = pod.storageClasses ?? [''];
+  const held = classes.find((c) => c === '' || protectedClasses.includes(c));
+  if (held === undefined) return undefined;
+  return held === ''
+    ? 'pod uses a PersistentVolumeClaim whose StorageClass is not known (protectedStorageClasses)'
+    : `pod uses a PersistentVolumeClaim of StorageClass ${held} (protectedStorageClasses)`;
+};
 
 // The DynamicResources filter places a pod with resourceClaims only where its claims' devices can be allocated: ResourceSlices,
 // DeviceClasses and the claims' selectors, none of which the snapshot reads. Evicting it would be a bet on a filter the
@@ -116,6 +150,7 @@ export const PROTECTIONS: readonly Protection[] = [
   notRunning,
   outOfScope,
   notSelected,
+  nodeNotSelected,
   highPriority,
   tooYoung,
   barePod,

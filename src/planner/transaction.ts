@@ -115,6 +115,7 @@ export class PlanTransaction {
     };
     this.budgets = new DisruptionBudgets(snapshot.pdbs, computeAllowances(snapshot));
     this.limits = new EvictionLimits(spec.eviction, options.spent);
+    const nodeLabels = new Map(snapshot.nodes.map((n) => [n.name, n.labels]));
     this.evictability = {
       spec,
       now: snapshot.now,
@@ -123,6 +124,7 @@ export class PlanTransaction {
       podSelector: spec.podSelector ?? MATCH_EVERYTHING,
       ownerPods: ownerPodCounter(snapshot.pods),
       hasBudget: (pod) => pdbsForPod(pod, snapshot.pdbs).length > 0,
+      nodeLabels: (pod) => (pod.nodeName === undefined ? undefined : nodeLabels.get(pod.nodeName)),
     };
   }
 

@@ -6,7 +6,14 @@ import { MATCH_EVERYTHING } from '../model/labels.js';
 import type { Selector } from '../model/types.js';
 import { STRATEGIES, type StrategyRegistry, type StrategySections } from '../strategies/registry.js';
 import type { StrategyConfig } from '../strategies/types.js';
-import type { MaintenanceWindow, Policy, PolicyMode, PolicySpec, PriorityThreshold } from './types.js';
+import type {
+  MaintenanceWindow,
+  NoEvictionPolicy,
+  Policy,
+  PolicyMode,
+  PolicySpec,
+  PriorityThreshold,
+} from './types.js';
 
 /** What parsing found in a spec, validated; anything absent gets its default. */
 export interface PolicyInput {
@@ -15,6 +22,7 @@ export interface PolicyInput {
   mode?: PolicyMode;
   namespaces?: { include?: readonly string[]; exclude?: readonly string[]; labelSelector?: Selector };
   podSelector?: Selector;
+  nodeSelector?: Selector;
   /**
    * Each strategy's section as its policy section read it (src/strategies/<key>/policy.ts), by key; a key is
    * undefined where the policy has no such section (that strategy is off).
@@ -30,6 +38,9 @@ export interface PolicyInput {
     evictLocalStoragePods?: boolean;
     evictBarePods?: boolean;
     evictPodsWithPVC?: boolean;
+    protectedStorageClasses?: readonly string[];
+    noEvictionPolicy?: NoEvictionPolicy;
+    evictSystemCriticalPods?: boolean;
     evictFailedBarePods?: boolean;
     evictPodsWithoutPDB?: boolean;
     minReplicas?: number;
@@ -85,6 +96,8 @@ export const DEFAULT_SPEC: PolicySpec = deepFreeze({
     evictPodsWithPVC: true,
     // evictFailedBarePods, evictPodsWithoutPDB, minReplicas and gracePeriodSeconds (the descheduler's settings) have
     // no default: absent, Failed bare pods stay, pods without a budget are evicted, no replica floor, the pod's grace.
+    // Nor do protectedStorageClasses, noEvictionPolicy and evictSystemCriticalPods: absent, every claim protects when
+    // evictPodsWithPVC is false, the prefer-no-eviction annotation protects, system-critical pods are never evicted.
     // Only evict when the simulation finds a node the replacement fits on.
     nodeFit: true,
     // Pace on replacements becoming Ready, so capacity never drops more than one step at a time; give up after 5m.
@@ -160,6 +173,8 @@ export function applyDefaults(input: PolicyInput, strategies: StrategyRegistry =
     mode: input.mode ?? d.mode,
     namespaces: { ...d.namespaces, ...defined(input.namespaces) },
     podSelector: input.podSelector ?? d.podSelector,
+    // No default: unset, pods on every node.
+    ...(input.nodeSelector !== undefined ? { nodeSelector: input.nodeSelector } : {}),
     strategies: sections(strategies, input.strategies),
     eviction: { ...d.eviction, ...defined(input.eviction) },
     triggers: { ...d.triggers, ...defined(input.triggers) },

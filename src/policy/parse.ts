@@ -16,7 +16,7 @@ import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { SectionReader } from '../strategies/types.js';
 import { applyDefaults, type PolicyInput } from './defaults.js';
 import { DurationError, parseDuration } from './duration.js';
-import type { MaintenanceWindow, Policy, PolicyMode, PriorityThreshold } from './types.js';
+import type { MaintenanceWindow, NoEvictionPolicy, Policy, PolicyMode, PriorityThreshold } from './types.js';
 import { timeZoneProblem, windowScheduleProblem } from './windows.js';
 
 export { DEFAULT_POLICY } from './defaults.js';
@@ -230,6 +230,26 @@ function readPriorityThreshold(r: Reader, eviction: Obj | undefined): PriorityTh
   return { className };
 }
 
+const NO_EVICTION_POLICIES: readonly NoEvictionPolicy[] = ['Mandatory', 'Preferred'];
+
+/**
+ * The classes narrow the protection evictPodsWithPVC: false gives; with evictPodsWithPVC true (the default) there is
+ * no such protection to narrow, and a list there would read as protecting pods that are in fact evicted.
+ */
+function readProtectedStorageClasses(r: Reader, e: Obj | undefined, path: string): string[] | undefined {
+  const classes = r.stringList(e, 'protectedStorageClasses', path, (name) =>
+    name.length <= 253 && CLASS_NAME.test(name)
+      ? undefined
+      : `${JSON.stringify(name)} is not a valid StorageClass name`,
+  );
+  if (classes !== undefined && classes.length > 0 && e?.['evictPodsWithPVC'] !== false)
+    return r.fail(
+      `${path}.protectedStorageClasses`,
+      'protects only with evictPodsWithPVC: false (pods with claims are evicted otherwise); set it, or remove the list',
+    );
+  return classes;
+}
+
 function readEviction(r: Reader, spec: Obj | undefined): PolicyInput['eviction'] {
   const path = 'spec.eviction';
   const e = r.object(spec, 'eviction', 'spec', [
@@ -242,6 +262,9 @@ function readEviction(r: Reader, spec: Obj | undefined): PolicyInput['eviction']
     'evictLocalStoragePods',
     'evictBarePods',
     'evictPodsWithPVC',
+    'protectedStorageClasses',
+    'noEvictionPolicy',
+    'evictSystemCriticalPods',
     'evictFailedBarePods',
     'evictPodsWithoutPDB',
     'minReplicas',
@@ -263,6 +286,9 @@ function readEviction(r: Reader, spec: Obj | undefined): PolicyInput['eviction']
     evictLocalStoragePods: r.bool(e, 'evictLocalStoragePods', path),
     evictBarePods: r.bool(e, 'evictBarePods', path),
     evictPodsWithPVC: r.bool(e, 'evictPodsWithPVC', path),
+    protectedStorageClasses: readProtectedStorageClasses(r, e, path),
+    noEvictionPolicy: r.oneOf(e, 'noEvictionPolicy', path, NO_EVICTION_POLICIES),
+    evictSystemCriticalPods: r.bool(e, 'evictSystemCriticalPods', path),
     evictFailedBarePods: r.bool(e, 'evictFailedBarePods', path),
     evictPodsWithoutPDB: r.bool(e, 'evictPodsWithoutPDB', path),
     minReplicas: r.integer(e, 'minReplicas', path, 0),
@@ -333,6 +359,7 @@ function readSpec(r: Reader, spec: Obj | undefined, strategies: StrategyRegistry
     mode: r.oneOf(spec, 'mode', 'spec', MODES),
     namespaces: { include, exclude, labelSelector: r.selector(ns, 'labelSelector', 'spec.namespaces') },
     podSelector: r.selector(spec, 'podSelector', 'spec'),
+    nodeSelector: r.selector(spec, 'nodeSelector', 'spec'),
     strategies: readStrategies(r, spec, strategies),
     eviction: readEviction(r, spec),
     triggers: readTriggers(r, spec),
@@ -378,6 +405,7 @@ export function checkPolicy(
     'mode',
     'namespaces',
     'podSelector',
+    'nodeSelector',
     'strategies',
     'eviction',
     'triggers',

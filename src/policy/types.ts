@@ -5,6 +5,8 @@ import type { StrategySections } from '../strategies/registry.js';
 
 export type PolicyMode = 'Evict' | 'DryRun';
 
+export type NoEvictionPolicy = 'Mandatory' | 'Preferred';
+
 export type PriorityThreshold = { readonly value: number } | { readonly className: string };
 
 /** A maintenance window: opens at each start of `schedule` (cron, in the policy's timeZone), stays open `durationMs`. */
@@ -24,6 +26,8 @@ export interface PolicySpec {
     readonly labelSelector?: Selector;
   };
   readonly podSelector: Selector;
+  /** Only pods on nodes whose labels match may be evicted (the descheduler's nodeSelector); undefined: every node. */
+  readonly nodeSelector?: Selector;
   /** One section per registered strategy, by its key; each section's type is its strategy's (src/strategies). */
   readonly strategies: StrategySections;
   readonly eviction: {
@@ -36,6 +40,21 @@ export interface PolicySpec {
     readonly evictLocalStoragePods: boolean;
     readonly evictBarePods: boolean;
     readonly evictPodsWithPVC: boolean;
+    /**
+     * With evictPodsWithPVC false: only pods with a claim of one of these StorageClasses are protected (a claim whose
+     * class is not known counts as protected); absent or empty: every pod with a claim.
+     */
+    readonly protectedStorageClasses?: readonly string[];
+    /**
+     * What descheduler.alpha.kubernetes.io/prefer-no-eviction means: Mandatory (absent) protects the pod; Preferred
+     * lets it be evicted, after every other candidate of the same choice.
+     */
+    readonly noEvictionPolicy?: NoEvictionPolicy;
+    /**
+     * Lifts the system-critical protection: pods at or above system-cluster-critical (2000000000) may be evicted when
+     * priorityThreshold is above them; absent or false, they never are, whatever the threshold.
+     */
+    readonly evictSystemCriticalPods?: boolean;
     /** failedPods may remove Failed bare pods; Running bare pods stay protected unless evictBarePods. */
     readonly evictFailedBarePods?: boolean;
     /** false: pods no PodDisruptionBudget selects are never evicted; absent: they are. */

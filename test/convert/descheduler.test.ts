@@ -69,7 +69,10 @@ describe('convert --descheduler-policy', () => {
     ...[0, 1, 2].flatMap((i) =>
       (
         [
-          ['eviction.priorityThreshold', { value: 10000 }],
+          // evictSystemCriticalPods: the descheduler then applies no priority threshold at all (its 10000 is unused).
+          ['eviction.evictSystemCriticalPods', true],
+          ['eviction.priorityThreshold', { value: 2_000_001_001 }],
+          ['eviction.noEvictionPolicy', 'Preferred'],
           ['eviction.nodeFit', true],
           ['eviction.evictLocalStoragePods', true],
           ['eviction.evictPodsWithPVC', false],
@@ -165,11 +168,7 @@ describe('convert --descheduler-policy', () => {
   it.each([
     // LowNodeUtilization, HighNodeUtilization and RemoveDuplicates are issue 20's strategies: until they are merged,
     // they are named here as not carried over (the README examples' test below checks them by name).
-    [
-      'v1alpha2-full.yaml',
-      0,
-      ['evictSystemCriticalPods', 'nodeSelector', 'scope', 'maxNoOfPodsToEvictTotal', 'schedule'],
-    ],
+    ['v1alpha2-full.yaml', 0, ['priorityThreshold', 'nodeSelector', 'scope', 'maxNoOfPodsToEvictTotal', 'schedule']],
     ['v1alpha2-not-carried.yaml', 1, ['priorityThreshold.name']],
     ['v1alpha1.yaml', 0, ['nodeSelector', 'scope']],
   ])('%s [%i]: what does not carry over is a comment with a reason', async (file, index, settings) => {

@@ -125,6 +125,35 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       /profiles\[0\]\.pluginConfig\[1\]\.args\.maxPodLifeTimeSeconds: must be an integer ≥ 0/,
     ],
     [
+      'a nodeSelector that is not a selector',
+      policy('RemoveDuplicates', {}, {}, { nodeSelector: 'pool in a' }),
+      /: nodeSelector: "pool in a" is not a label selector term/,
+    ],
+    [
+      'noEvictionPolicy "Sometimes"',
+      policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Sometimes' }),
+      /profiles\[0\]\.pluginConfig\[0\]\.args\.noEvictionPolicy: must be one of Mandatory, Preferred/,
+    ],
+    [
+      'a protected storage class name no StorageClass can have',
+      policy(
+        'RemoveDuplicates',
+        {},
+        {
+          podProtections: {
+            extraEnabled: ['PodsWithPVC'],
+            config: { PodsWithPVC: { protectedStorageClasses: [{ name: 'Fast SSD' }] } },
+          },
+        },
+      ),
+      /pluginConfig\[0\]\.args\.podProtections\.config\.PodsWithPVC\.protectedStorageClasses\[0\]: /,
+    ],
+    [
+      'evictionLimits.node -1',
+      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: -1 } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.evictionLimits\.node: must be an integer ≥ 0/,
+    ],
+    [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.namespaces\.include\[0\]: /,
@@ -169,6 +198,20 @@ describe('convert: each field carried over', () => {
       12,
     ],
     [
+      'nodeSelector',
+      policy('RemoveDuplicates', {}, {}, { nodeSelector: 'pool=a,zone in (x, y),zone!=z,!spot,gpu' }),
+      'spec.nodeSelector',
+      {
+        matchLabels: { pool: 'a' },
+        matchExpressions: [
+          { key: 'zone', operator: 'In', values: ['x', 'y'] },
+          { key: 'zone', operator: 'NotIn', values: ['z'] },
+          { key: 'spot', operator: 'DoesNotExist' },
+          { key: 'gpu', operator: 'Exists' },
+        ],
+      },
+    ],
+    [
       'gracePeriodSeconds',
       policy('RemoveDuplicates', {}, {}, { gracePeriodSeconds: 20 }),
       'spec.eviction.gracePeriodSeconds',
@@ -199,6 +242,46 @@ describe('convert: each field carried over', () => {
       { className: 'high' },
     ],
     ['DefaultEvictor.nodeFit', policy('RemoveDuplicates', {}, { nodeFit: false }), 'spec.eviction.nodeFit', false],
+    // Unset is Preferred in the descheduler (its filter drops only Mandatory's annotated pods).
+    [
+      'DefaultEvictor.noEvictionPolicy unset',
+      policy('RemoveDuplicates'),
+      'spec.eviction.noEvictionPolicy',
+      'Preferred',
+    ],
+    [
+      'DefaultEvictor.noEvictionPolicy Mandatory',
+      policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Mandatory' }),
+      'spec.eviction.noEvictionPolicy',
+      'Mandatory',
+    ],
+    [
+      'DefaultEvictor.evictSystemCriticalPods',
+      policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true }),
+      'spec.eviction',
+      expect.objectContaining({ evictSystemCriticalPods: true, priorityThreshold: { value: 2_000_001_001 } }),
+    ],
+    [
+      'podProtections.defaultDisabled SystemCriticalPods',
+      policy('RemoveDuplicates', {}, { podProtections: { defaultDisabled: ['SystemCriticalPods'] } }),
+      'spec.eviction',
+      expect.objectContaining({ evictSystemCriticalPods: true, priorityThreshold: { value: 2_000_001_001 } }),
+    ],
+    [
+      'podProtections.config.PodsWithPVC.protectedStorageClasses',
+      policy(
+        'RemoveDuplicates',
+        {},
+        {
+          podProtections: {
+            extraEnabled: ['PodsWithPVC'],
+            config: { PodsWithPVC: { protectedStorageClasses: [{ name: 'fast-ssd' }, { name: 'local' }] } },
+          },
+        },
+      ),
+      'spec.eviction',
+      expect.objectContaining({ evictPodsWithPVC: false, protectedStorageClasses: ['fast-ssd', 'local'] }),
+    ],
     ['DefaultEvictor.minReplicas', policy('RemoveDuplicates', {}, { minReplicas: 3 }), 'spec.eviction.minReplicas', 3],
     [
       'DefaultEvictor.minPodAge',
@@ -292,6 +375,18 @@ describe('convert: each field carried over', () => {
       { include: [], exclude: ['batch'] },
     ],
     [
+      'LowNodeUtilization evictionLimits.node',
+      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: 2 } }),
+      'spec.eviction.maxPerNode',
+      2,
+    ],
+    [
+      'LowNodeUtilization evictionLimits.node under a smaller maxNoOfPodsToEvictPerNode: the smaller',
+      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: 4 } }, {}, { maxNoOfPodsToEvictPerNode: 1 }),
+      'spec.eviction.maxPerNode',
+      1,
+    ],
+    [
       'HighNodeUtilization thresholds',
       policy('HighNodeUtilization', { thresholds: { memory: 30 } }),
       'spec.strategies.highNodeUtilization.thresholds',
@@ -332,6 +427,12 @@ describe('convert: each field carried over', () => {
       policy('PodLifeTime', { maxPodLifeTimeSeconds: 7200 }),
       'spec.strategies.podLifeTime.maxPodLifeTime',
       '2h',
+    ],
+    [
+      'PodLifeTime states Succeeded, Failed',
+      policy('PodLifeTime', { maxPodLifeTimeSeconds: 3600, states: ['Succeeded', 'Failed'] }),
+      'spec.strategies.podLifeTime.states',
+      ['Succeeded', 'Failed'],
     ],
     [
       'PodLifeTime exitCodes',
@@ -377,9 +478,64 @@ describe('convert: each field carried over', () => {
   });
 });
 
+describe("convert: LowNodeUtilization's evictionLimits.node", () => {
+  it('is its own policy beside a plugin without it, so the other plugin keeps the policy-wide limit', async () => {
+    const raw = {
+      apiVersion: 'descheduler/v1alpha2',
+      kind: 'DeschedulerPolicy',
+      maxNoOfPodsToEvictPerNode: 5,
+      profiles: [
+        {
+          name: 'p',
+          pluginConfig: [
+            { name: 'DefaultEvictor', args: {} },
+            { name: 'LowNodeUtilization', args: { ...LNU, evictionLimits: { node: 2 } } },
+            { name: 'RemoveDuplicates', args: {} },
+          ],
+          plugins: { balance: { enabled: ['LowNodeUtilization', 'RemoveDuplicates'] } },
+        },
+      ],
+    };
+    const r = await convert(raw);
+    expect(r.code, r.err).toBe(0);
+    const byStrategy = Object.fromEntries(
+      r.docs.map((d) => [
+        Object.keys(at(d.raw, 'spec.strategies') as Json)
+          .filter((k) => k !== 'topologySpread')
+          .join(','),
+        at(d.raw, 'spec.eviction.maxPerNode'),
+      ]),
+    );
+    expect(byStrategy).toEqual({ lowNodeUtilization: 2, removeDuplicates: 5 });
+    for (const d of r.docs) parsePolicy(d.raw, { file: 'out.yaml' });
+  });
+});
+
+describe('convert: protections that need no field', () => {
+  it("topologyBalanceNodeFit: true (the plugin's default) is what the planner does: no note", async () => {
+    const r = await convert(policy('RemovePodsViolatingTopologySpreadConstraint', { topologyBalanceNodeFit: true }));
+    expect(r.code, r.err).toBe(0);
+    expect(r.docs[0]!.comments.filter((c) => c.includes('topologyBalanceNodeFit'))).toEqual([]);
+  });
+
+  it('podProtections.extraEnabled PodsWithResourceClaims: always in force here, so no note and no field', async () => {
+    const r = await convert(
+      policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithResourceClaims'] } }),
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(r.docs[0]!.comments.filter((c) => c.includes('PodsWithResourceClaims'))).toEqual([]);
+    expect(r.err).not.toContain('PodsWithResourceClaims');
+  });
+});
+
 describe('convert: each field noted where it cannot carry over', () => {
   it.each<readonly [string, Json, string]>([
-    ['nodeSelector', policy('RemoveDuplicates', {}, {}, { nodeSelector: 'a=b' }), 'nodeSelector: not carried over: '],
+    // Carried (see the carried table), and said where the descheduler looked at those nodes only.
+    [
+      'nodeSelector (what differs)',
+      policy('RemoveDuplicates', {}, {}, { nodeSelector: 'a=b' }),
+      'nodeSelector: carried as spec.nodeSelector: only pods on matching nodes are evicted',
+    ],
     [
       'evictionFailureEventNotification',
       policy('RemoveDuplicates', {}, {}, { evictionFailureEventNotification: true }),
@@ -391,38 +547,23 @@ describe('convert: each field noted where it cannot carry over', () => {
       'metricsCollector/metricsProviders: not carried over: ',
     ],
     [
-      'DefaultEvictor.noEvictionPolicy Preferred',
-      policy('RemoveDuplicates', {}, { noEvictionPolicy: 'Preferred' }),
-      'noEvictionPolicy: "Preferred": stricter here: ',
-    ],
-    [
-      'DefaultEvictor.evictSystemCriticalPods',
-      policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true }),
-      'evictSystemCriticalPods: not carried over: ',
-    ],
-    [
       'DefaultEvictor.evictDaemonSetPods',
       policy('RemoveDuplicates', {}, { evictDaemonSetPods: true }),
       'evictDaemonSetPods: not carried over: ',
     ],
     [
-      'podProtections.extraEnabled PodsWithResourceClaims',
-      policy('RemoveDuplicates', {}, { podProtections: { extraEnabled: ['PodsWithResourceClaims'] } }),
-      'podProtections.extraEnabled PodsWithResourceClaims: not carried over: ',
-    ],
-    [
-      'podProtections.config protectedStorageClasses',
+      'podProtections.config protectedStorageClasses without PodsWithPVC enabled (no effect there either)',
       policy(
         'RemoveDuplicates',
         {},
         { podProtections: { config: { PodsWithPVC: { protectedStorageClasses: [{ name: 'x' }] } } } },
       ),
-      'podProtections.config.PodsWithPVC: not carried over: ',
+      'podProtections.config.PodsWithPVC: not carried over: it has no effect without PodsWithPVC',
     ],
     [
-      'LowNodeUtilization evictionLimits',
-      policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: 2 } }),
-      'LowNodeUtilization.evictionLimits: ',
+      'DefaultEvictor.priorityThreshold with evictSystemCriticalPods (the descheduler ignores it then)',
+      policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true, priorityThreshold: { value: 100 } }),
+      'priorityThreshold: not carried over: with the SystemCriticalPods protection off',
     ],
     [
       'LowNodeUtilization Prometheus',
@@ -440,7 +581,7 @@ describe('convert: each field noted where it cannot carry over', () => {
     [
       'topologyBalanceNodeFit',
       policy('RemovePodsViolatingTopologySpreadConstraint', { topologyBalanceNodeFit: false }),
-      'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: ',
+      'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: false: stricter here: ',
     ],
     [
       'RemovePodsViolatingNodeTaints includedTaints',
@@ -598,8 +739,9 @@ describe('convert: the fixtures', () => {
   it('a policy with every field converts with exit 0, one policy per profile', async () => {
     const r = await convertFile('test/fixtures/descheduler/every-field-v1alpha2.yaml');
     expect(r.code, r.err).toBe(0);
-    expect(r.docs.map((d) => at(d.raw, 'metadata.name'))).toEqual(['everything', 'bin-pack']);
+    // LowNodeUtilization's evictionLimits.node is a per-node cap of its own: its own policy (everything).
+    expect(r.docs.map((d) => at(d.raw, 'metadata.name'))).toEqual(['everything', 'everything-2', 'bin-pack']);
     for (const d of r.docs) parsePolicy(d.raw, { file: 'out.yaml' });
-    expect(r.docs[0]!.comments.some((c) => c.startsWith('maxNoOfPodsToEvictTotal: each of the 2 policies'))).toBe(true);
+    expect(r.docs[0]!.comments.some((c) => c.startsWith('maxNoOfPodsToEvictTotal: each of the 3 policies'))).toBe(true);
   });
 });

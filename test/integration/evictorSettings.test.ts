@@ -5,7 +5,7 @@
 // without one, as the descheduler's PodsWithoutPDB protection does). The evictions are read from the API server's audit log.
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { controlPlaneAvailable } from '../controlplane/index.js';
+import { controlPlaneAvailable, controlPlaneVersion } from '../controlplane/index.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
 import {
   createDeployment,
@@ -25,12 +25,17 @@ import {
 
 const NS = 'evictor';
 
-async function createBarePod(c: Cluster, name: string): Promise<void> {
+async function createBarePod(
+  c: Cluster,
+  name: string,
+  more: { namespace?: string; spec?: Record<string, unknown> } = {},
+): Promise<void> {
   await c.core.createNamespacedPod({
-    namespace: NS,
+    namespace: more.namespace ?? NS,
     body: {
       metadata: { name, labels: { app: name, group: 'bare' } },
       spec: {
+        ...more.spec,
         terminationGracePeriodSeconds: 0,
         containers: [{ name: 'app', image: 'registry.example/app:1.0', resources: { requests: { cpu: '100m' } } }],
       },
@@ -129,5 +134,55 @@ describe.skipIf(!controlPlaneAvailable())('evictor settings on the real control 
         'bare pod without a controller',
       ]),
     );
+  }, 120_000);
+
+  // The API server keeps spec.resourceClaims only where DRA is served (GA in 1.34; an older server with the gate off
+  // drops the field, and the pod would be an ordinary one): what it stored decides the protection.
+  it('keeps a running pod with DRA resourceClaims (the PodsWithResourceClaims protection); evicts its neighbour', async (ctx) => {
+    if (controlPlaneVersion().minor < 34) ctx.skip();
+    const ns = 'claims';
+    await ensureNamespace(c, ns);
+    const nodes = (await c.core.listNode()).items.map((n) => n.metadata!.name!);
+    // Bound by name: no DRA driver publishes devices here, so the scheduler would leave the claim pod Pending.
+    await createBarePod(c, 'with-claim', {
+      namespace: ns,
+      spec: { nodeName: nodes[0], resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'gpu' }] },
+    });
+    await createBarePod(c, 'plain', { namespace: ns, spec: { nodeName: nodes[0] } });
+    await waitForReady(c, ns, 'with-claim', 1);
+    await waitForReady(c, ns, 'plain', 1);
+    const stored = await c.core.readNamespacedPod({ namespace: ns, name: 'with-claim' });
+    expect(stored.spec?.resourceClaims?.map((r) => r.name)).toEqual(['gpu']);
+
+    await createPolicy(c, 'claims', {
+      mode: 'Evict',
+      namespaces: { include: [ns] },
+      strategies: { topologySpread: { enabled: false }, podLifeTime: { enabled: true, maxPodLifeTime: '1s' } },
+      // A bare pod has no replacement to wait for.
+      eviction: { minPodAge: '0s', evictBarePods: true, gracePeriodSeconds: 0, waitForReplacement: false },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    op ??= startOperatorWith(operatorKc, { namespace: OPERATOR_NAMESPACE });
+    await op.operator.waitForSync();
+    const mark = evictionRequests(c.cp).length;
+    await op.operator.tick('claims');
+    await waitFor(async () => (await livePods(c, ns, 'plain')).length === 0, 30_000, 'the plain pod to be evicted');
+    const evicted = evictionRequests(c.cp)
+      .slice(mark)
+      .filter((e) => e.objectRef?.namespace === ns && !isDryRun(e))
+      .map((e) => e.objectRef?.name);
+    expect(evicted).toEqual(['plain']);
+    expect((await livePods(c, ns, 'with-claim')).map((p) => p.metadata!.name)).toEqual(['with-claim']);
+    const policy = (await c.custom.getClusterCustomObject({
+      group: 'rebalancer.dev',
+      version: 'v1alpha1',
+      plural: 'rebalancepolicies',
+      name: 'claims',
+    })) as { status?: { lastPlan?: { skippedReasons?: { reason: string }[] } } };
+    const reasons = (policy.status?.lastPlan?.skippedReasons ?? []).map((r) => r.reason);
+    expect(
+      reasons.some((r) => r.startsWith('pod uses DRA resourceClaims')),
+      reasons.join('; '),
+    ).toBe(true);
   }, 120_000);
 });

@@ -110,6 +110,17 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
     intent: (self) =>
       !['Exists', 'DoesNotExist'].includes(self.operator) || !has(self, 'values') || self.values.length === 0,
   },
+  'nodeSelector values must be non-empty for operators In and NotIn': {
+    path: '.spec.nodeSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+    intent: (self) => !['In', 'NotIn'].includes(self.operator) || (has(self, 'values') && self.values.length > 0),
+  },
+  'nodeSelector values must be empty for operators Exists and DoesNotExist': {
+    path: '.spec.nodeSelector.matchExpressions[*]',
+    rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+    intent: (self) =>
+      !['Exists', 'DoesNotExist'].includes(self.operator) || !has(self, 'values') || self.values.length === 0,
+  },
   'must be a cron expression with 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, each number at most two digits':
     {
       path: '.spec.schedule',
@@ -164,6 +175,16 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
       Object.keys(self.thresholds).every(
         (k) => !(k in self.targetThresholds) || self.thresholds[k] <= self.targetThresholds[k],
       ),
+  },
+  'protectedStorageClasses protects only with evictPodsWithPVC false': {
+    path: '.spec.eviction',
+    rule:
+      '!has(self.protectedStorageClasses) || size(self.protectedStorageClasses) == 0 || ' +
+      '(has(self.evictPodsWithPVC) && !self.evictPodsWithPVC)',
+    intent: (self) =>
+      !Array.isArray(self['protectedStorageClasses']) ||
+      self['protectedStorageClasses'].length === 0 ||
+      self['evictPodsWithPVC'] === false,
   },
   'priorityThreshold must set exactly one of value and className': {
     path: '.spec.eviction.priorityThreshold',
@@ -693,6 +714,16 @@ describe('RebalancePolicy CRD: CEL rules', () => {
     [{}, false],
   ])('priorityThreshold %j is valid: %s', (threshold, ok) => {
     expect(CEL_INTENTS['priorityThreshold must set exactly one of value and className']!.intent(threshold)).toBe(ok);
+  });
+
+  it.each<readonly [Record<string, unknown>, boolean]>([
+    [{ evictPodsWithPVC: true }, true],
+    [{ evictPodsWithPVC: true, protectedStorageClasses: [] }, true],
+    [{ evictPodsWithPVC: false, protectedStorageClasses: ['fast-ssd'] }, true],
+    [{ evictPodsWithPVC: true, protectedStorageClasses: ['fast-ssd'] }, false],
+  ])('eviction %j is valid: %s', (eviction, ok) => {
+    const intent = CEL_INTENTS['protectedStorageClasses protects only with evictPodsWithPVC false']!;
+    expect(intent.intent(eviction)).toBe(ok);
   });
 
   it.each([

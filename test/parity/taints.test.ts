@@ -236,7 +236,11 @@ describe('descheduler RemovePodsViolatingNodeTaints (node_taint_test.go)', () =>
     {
       name: 'critical pods too when the policy allows them (threshold above, kube-system in scope): p2 and p7',
       objects: [taintedNode('n1', T1), taintedNode('n2', TING1), spare(), p2(), p7(), p9(), p10()],
-      spec: { namespaces: { exclude: [] }, eviction: { priorityThreshold: { value: 2_100_000_000 } } },
+      // The descheduler's evictSystemCriticalPods: here the explicit opt-in and a threshold above the pods.
+      spec: {
+        namespaces: { exclude: [] },
+        eviction: { evictSystemCriticalPods: true, priorityThreshold: { value: 2_100_000_000 } },
+      },
       evicted: ['p2', 'p7'],
     },
     {
@@ -293,7 +297,11 @@ describe('descheduler RemovePodsViolatingNodeTaints (node_taint_test.go)', () =>
         p9(),
         p10(),
       ],
-      spec: { namespaces: { exclude: [] }, eviction: { priorityThreshold: { value: 2_100_000_000 } } },
+      // The descheduler's evictSystemCriticalPods: here the explicit opt-in and a threshold above the pods.
+      spec: {
+        namespaces: { exclude: [] },
+        eviction: { evictSystemCriticalPods: true, priorityThreshold: { value: 2_100_000_000 } },
+      },
       evicted: [],
     },
     {

@@ -4,6 +4,7 @@
 // other gates stay as they are (the safety properties cover them for every policy).
 import { describe, expect, it } from 'vitest';
 import { createApiEvictor } from '../../src/operator/eviction/evictor.js';
+import { compareCandidates } from '../../src/planner/candidates.js';
 import { planCycle } from '../../src/planner/plan.js';
 import type { RebalancePlan } from '../../src/model/plan.js';
 import { parsePolicy } from '../../src/policy/parse.js';
@@ -15,6 +16,7 @@ import {
   makePdb,
   makePod,
   makePolicy,
+  makePvc,
   type PodBuilder,
 } from '../builders.js';
 
@@ -201,5 +203,165 @@ describe('namespaces.labelSelector (the descheduler namespaceLabelSelector)', ()
     };
     const p = planCycle(snapshot, parsePolicy(makePolicy('p', spec), { file: 'p.yaml' })).plan;
     expect(evicted(p)).toEqual(expected);
+  });
+});
+
+describe('protectedStorageClasses (the descheduler podProtections.config.PodsWithPVC)', () => {
+  const claimed = (name: string, claim: string): PodBuilder => web(name).pvc(claim);
+  const pods = [claimed('fast', 'data-fast'), claimed('slow', 'data-slow'), claimed('lost', 'data-missing'), web('w1')];
+  const claims = [
+    makePvc('data-fast', 'shop').storageClass('fast-ssd'),
+    makePvc('data-slow', 'shop').storageClass('standard'),
+  ];
+  it.each<readonly [string, Json, readonly string[], Record<string, string>]>([
+    ['evictPodsWithPVC true (default): every pod with a claim is evicted', {}, ['fast', 'lost', 'slow', 'w1'], {}],
+    [
+      'evictPodsWithPVC false, no classes: every pod with a claim is kept',
+      { evictPodsWithPVC: false },
+      ['w1'],
+      { slow: 'pod uses a PersistentVolumeClaim (evictPodsWithPVC is false)' },
+    ],
+    [
+      'fast-ssd protected: the standard claim goes; the claim of unknown class stays, as the descheduler keeps it',
+      { evictPodsWithPVC: false, protectedStorageClasses: ['fast-ssd'] },
+      ['slow', 'w1'],
+      {
+        fast: 'pod uses a PersistentVolumeClaim of StorageClass fast-ssd (protectedStorageClasses)',
+        lost: 'pod uses a PersistentVolumeClaim whose StorageClass is not known (protectedStorageClasses)',
+      },
+    ],
+  ])('%s', (_name, eviction, expected, reasons) => {
+    const p = plan(pods, lifeTime, eviction, claims);
+    expect(evicted(p)).toEqual(expected);
+    for (const [pod, reason] of Object.entries(reasons)) expect(skipped(p)[pod]).toBe(reason);
+  });
+
+  it('the list without evictPodsWithPVC: false is refused, as the CRD refuses it', () => {
+    const read = (eviction: Json) => () => parsePolicy(makePolicy('p', { eviction }), { file: 'p.yaml' });
+    expect(read({ protectedStorageClasses: ['fast-ssd'] })).toThrow(/spec\.eviction\.protectedStorageClasses/);
+    expect(read({ evictPodsWithPVC: false, protectedStorageClasses: ['Fast SSD'] })).toThrow(
+      /protectedStorageClasses\[0\]/,
+    );
+  });
+});
+
+describe('noEvictionPolicy and the prefer-no-eviction annotation', () => {
+  const soft = (name: string): PodBuilder =>
+    web(name).annotation('descheduler.alpha.kubernetes.io/prefer-no-eviction', '');
+  const pods = [soft('soft'), web('w1'), web('hard').annotation('karpenter.sh/do-not-disrupt', 'true')];
+  it.each<readonly [string, Json, readonly string[]]>([
+    ['unset (Mandatory): the annotated pod is kept', {}, ['w1']],
+    ['Mandatory: kept', { noEvictionPolicy: 'Mandatory' }, ['w1']],
+    // Preferred lifts only the descheduler's soft opt-out; karpenter's do-not-disrupt still protects.
+    ['Preferred: evicted; other opt-outs still protect', { noEvictionPolicy: 'Preferred' }, ['soft', 'w1']],
+  ])('%s', (_name, eviction, expected) => {
+    const p = plan(pods, lifeTime, eviction);
+    expect(evicted(p)).toEqual(expected);
+    expect(skipped(p)['hard']).toBe('protected by annotation karpenter.sh/do-not-disrupt: "true"');
+    if (!expected.includes('soft'))
+      expect(skipped(p)['soft']).toBe('protected by annotation descheduler.alpha.kubernetes.io/prefer-no-eviction');
+  });
+
+  it('Preferred: among equal candidates the annotated pod comes last, whatever its age', () => {
+    const snapshot = buildSnapshot([
+      soft('soft')
+        .createdAt(NOW - HOUR)
+        .node('n1'),
+      web('plain').createdAt(NOW - 30 * HOUR),
+    ]);
+    const [a, b] = snapshot.pods;
+    const ordered = [a!, b!].sort(compareCandidates).map((p) => p.name);
+    expect(ordered).toEqual(['plain', 'soft']);
+  });
+});
+
+describe('evictSystemCriticalPods and the priority rule', () => {
+  const critical = web('critical').priority(2_000_000_000);
+  const nodeCritical = web('agent').priority(2_000_001_000);
+  const pods = [critical, nodeCritical, web('w1')];
+  it.each<readonly [string, Json, readonly string[], Record<string, string>]>([
+    [
+      'default threshold: neither system-critical pod',
+      {},
+      ['w1'],
+      { critical: 'priority 2000000000 is at or above the threshold 2000000000' },
+    ],
+    [
+      'a threshold above them without the opt-in: still kept',
+      { priorityThreshold: { value: 2_000_001_001 } },
+      ['w1'],
+      { critical: 'priority 2000000000 is system-critical (set evictSystemCriticalPods to evict such pods)' },
+    ],
+    [
+      'the opt-in alone: the threshold still protects',
+      { evictSystemCriticalPods: true },
+      ['w1'],
+      { critical: 'priority 2000000000 is at or above the threshold 2000000000' },
+    ],
+    [
+      'the opt-in and a threshold between them: only the pod below it',
+      { evictSystemCriticalPods: true, priorityThreshold: { value: 2_000_000_500 } },
+      ['critical', 'w1'],
+      { agent: 'priority 2000001000 is at or above the threshold 2000000500' },
+    ],
+    [
+      'the opt-in and a threshold above both: both',
+      { evictSystemCriticalPods: true, priorityThreshold: { value: 2_000_001_001 } },
+      ['agent', 'critical', 'w1'],
+      {},
+    ],
+  ])('%s', (_name, eviction, expected, reasons) => {
+    const p = plan(pods, lifeTime, eviction);
+    expect(evicted(p)).toEqual(expected);
+    for (const [pod, reason] of Object.entries(reasons)) expect(skipped(p)[pod]).toBe(reason);
+  });
+});
+
+describe('podLifeTime states Succeeded and Failed (the descheduler PodLifeTime phases)', () => {
+  const job = (name: string): PodBuilder =>
+    makePod(name, 'shop')
+      .owner('Job', 'nightly')
+      .node('n1')
+      .createdAt(NOW - 30 * HOUR);
+  const pods = [job('done').phase('Succeeded').notReady(), job('crashed').phase('Failed').notReady(), web('w1')];
+  it.each<readonly [string, readonly string[], readonly string[]]>([
+    ['no states: Running pods only', [], ['w1']],
+    ['Succeeded: the finished pod only', ['Succeeded'], ['done']],
+    ['Failed: the failed pod only', ['Failed'], ['crashed']],
+    ['Running and Succeeded', ['Running', 'Succeeded'], ['done', 'w1']],
+  ])('%s', (_name, states, expected) => {
+    const strategies = { podLifeTime: { enabled: true, maxPodLifeTime: '24h', states } };
+    const p = plan(pods, strategies, {});
+    expect(evicted(p)).toEqual(expected);
+    // A finished pod frees nothing and needs no landing: no target is simulated for it.
+    for (const e of p.evictions.filter((x) => x.name !== 'w1')) expect(e.target).toBeUndefined();
+  });
+});
+
+describe('nodeSelector (the descheduler nodeSelector)', () => {
+  it.each<readonly [string, Json | undefined, readonly string[]]>([
+    ['unset: pods on every node', undefined, ['a1', 'b1']],
+    ['pool=a: only the pod on the matching node', { matchLabels: { pool: 'a' } }, ['a1']],
+    ['pool notin (a, b): neither', { matchExpressions: [{ key: 'pool', operator: 'NotIn', values: ['a', 'b'] }] }, []],
+  ])('%s', (_name, nodeSelector, expected) => {
+    const snapshot = buildSnapshot([
+      makeNode('na').label('pool', 'a'),
+      makeNode('nb').label('pool', 'b'),
+      makeNode('nc'),
+      web('a1').node('na'),
+      makePod('b1', 'shop')
+        .deployment('other')
+        .node('nb')
+        .createdAt(NOW - 30 * HOUR),
+    ]);
+    const spec = {
+      ...(nodeSelector ? { nodeSelector } : {}),
+      strategies: { topologySpread: { enabled: false }, ...lifeTime },
+      eviction: LARGE,
+    };
+    const p = planCycle(snapshot, parsePolicy(makePolicy('p', spec), { file: 'p.yaml' })).plan;
+    expect(evicted(p)).toEqual(expected);
+    if (nodeSelector !== undefined && !expected.includes('b1'))
+      expect(skipped(p)['b1']).toBe("node nb does not match the policy's nodeSelector");
   });
 });

@@ -1,6 +1,7 @@
 // What a pod's annotations and volumes say about evicting it: the evict annotation, the protections other tools'
 // annotations ask for, local storage and the claims it mounts.
 import { intern } from '../../model/intern.js';
+import { PREFER_NO_EVICTION } from '../../model/pods.js';
 import { isObj, present, type Obj } from '../../model/rawJson.js';
 import type { EvictAnnotation } from '../../model/types.js';
 import { EMPTY, getList } from './fields.js';
@@ -29,7 +30,7 @@ export function protectedByOf(annotations: Obj | undefined, evict: EvictAnnotati
     return 'annotation cluster-autoscaler.kubernetes.io/safe-to-evict: "false"';
   }
   if (Object.hasOwn(annotations, 'descheduler.alpha.kubernetes.io/prefer-no-eviction')) {
-    return 'annotation descheduler.alpha.kubernetes.io/prefer-no-eviction';
+    return PREFER_NO_EVICTION;
   }
   return undefined;
 }

@@ -326,11 +326,11 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
         section['useDeviationThresholds'] = args['useDeviationThresholds'];
       if (typeof args['numberOfNodes'] === 'number') section['numberOfNodes'] = args['numberOfNodes'];
       convertUsage(args, section, notes, NAME);
-      if (args['evictionLimits'] !== undefined) {
-        notes.push(
-          `${NAME}.evictionLimits: kube-rebalancer's limits are the policy's eviction.maxPerNode and maxPerCycle`,
-        );
-      }
+      // evictionLimits.node becomes the policy's eviction.maxPerNode (convert gives the plugin its own policy for it).
+      const limits = args['evictionLimits'];
+      for (const key of Object.keys(limits !== null && typeof limits === 'object' ? limits : {}))
+        if (key !== 'node')
+          notes.push(`${NAME}.evictionLimits.${key}: not carried over: not a limit of the descheduler v0.36`);
     },
   },
 };

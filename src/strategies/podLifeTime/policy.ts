@@ -3,8 +3,11 @@ import { kindProblem, readExitCodes } from '../housekeeping.js';
 import type { Obj } from '../../model/rawJson.js';
 import type { PolicySection, SectionReader, StrategyConfig } from '../types.js';
 
-/** The pod phases podLifeTime acts on (Failed pods are failedPods'; Succeeded and Unknown ones no strategy's). */
-export const LIFETIME_PHASES = ['Running', 'Pending'] as const;
+/**
+ * The pod phases podLifeTime acts on: Running (and Pending when its states say so); Succeeded and Failed only when
+ * named in states, as the descheduler's PodLifeTime does (a finished pod is removed, nothing is rescheduled).
+ */
+export const LIFETIME_PHASES = ['Running', 'Pending', 'Succeeded', 'Failed'] as const;
 
 /** status.reason values a pod can carry (the descheduler's list). */
 export const POD_STATUS_REASONS = ['NodeAffinity', 'NodeLost', 'Shutdown', 'UnexpectedAdmissionError'] as const;
@@ -66,11 +69,7 @@ export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
     enabled: r.bool(section, 'enabled', path),
     maxPodLifeTimeMs: r.duration(section, 'maxPodLifeTime', path),
     states: r.stringList(section, 'states', path, (s) =>
-      LIFETIME_STATES.includes(s)
-        ? undefined
-        : s === 'Failed' || s === 'Succeeded' || s === 'Unknown'
-          ? `${s} pods are not podLifeTime's (failedPods removes Failed pods); must be one of ${LIFETIME_STATES.join(', ')}`
-          : `must be one of ${LIFETIME_STATES.join(', ')}`,
+      LIFETIME_STATES.includes(s) ? undefined : `must be one of ${LIFETIME_STATES.join(', ')}`,
     ),
     exitCodes: readExitCodes(r, section, path),
     ownerKinds: readOwnerKinds(r, section, path),

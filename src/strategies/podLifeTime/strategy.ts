@@ -1,7 +1,7 @@
 // PodLifeTime: pods older than maxPodLifeTime (by creationTimestamp, as the descheduler measures), optionally only
 // those in one of `states` (a phase, the pod's status reason, or a container's waiting or terminated reason), oldest
 // first. Running pods; Pending ones too when `states` names Pending or a waiting reason (a pod stuck pulling its
-// image is Pending).
+// image is Pending); Succeeded and Failed ones when `states` names them.
 import type { PodInfo, PodPhase } from '../../model/types.js';
 import { formatAge, oldestFirst, secondsAsDuration } from '../housekeeping.js';
 import { stringItems } from '../../model/rawJson.js';
@@ -13,7 +13,10 @@ const NAME = 'PodLifeTime';
 function phasesOf(config: PodLifeTimeConfig): readonly PodPhase[] {
   const pending =
     config.states.includes('Pending') || config.states.some((s) => (WAITING_REASONS as readonly string[]).includes(s));
-  return pending ? ['Running', 'Pending'] : ['Running'];
+  const phases: PodPhase[] = pending ? ['Running', 'Pending'] : ['Running'];
+  // Finished pods only when named: an empty states list keeps its meaning (every Running pod).
+  for (const finished of ['Succeeded', 'Failed'] as const) if (config.states.includes(finished)) phases.push(finished);
+  return phases;
 }
 
 /** ownerKinds: the pod's controller kind is included (when a list is given) and not excluded; a bare pod has none. */
@@ -74,8 +77,8 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
       if (known.length > 0) section['states'] = known;
       if (dropped.length > 0) {
         notes.push(
-          `PodLifeTime.states ${dropped.join(', ')}: not carried over: podLifeTime acts on Running and Pending pods; ` +
-            'Failed pods are removed by failedPods, Succeeded ones by the pod garbage collector',
+          `PodLifeTime.states ${dropped.join(', ')}: not carried over: not a phase, status reason or container ` +
+            'reason podLifeTime matches',
         );
       }
       if (states.length > 0 && known.length === 0) {

@@ -59,9 +59,11 @@ export const topologySpread: SkewStrategy<TopologySpreadConfig, 'topologySpread'
       if (args['includeSoftConstraints'] !== undefined)
         section['includeSoftConstraints'] = args['includeSoftConstraints'] === true;
       else if (constraints.length > 0) section['includeSoftConstraints'] = constraints.includes('ScheduleAnyway');
-      if (args['topologyBalanceNodeFit'] !== undefined)
+      // true (the plugin's default) is what the planner does anyway: a move needs a node that takes the replacement.
+      if (args['topologyBalanceNodeFit'] === false)
         notes.push(
-          `${PLUGIN}.topologyBalanceNodeFit: kube-rebalancer always simulates the replacement's node (eviction.nodeFit)`,
+          `${PLUGIN}.topologyBalanceNodeFit: false: stricter here: a spread move is planned only where the ` +
+            'simulated replacement lands (eviction.nodeFit: false drops that for every strategy of the policy)',
         );
     },
   },
