@@ -23,7 +23,7 @@ import {
   waitForReady,
   type Cluster,
 } from './cluster.js';
-import { startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
+import { QUICK_HANDOVER, startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
 
 interface PersistedView {
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
@@ -104,7 +104,12 @@ describe.skipIf(!controlPlaneAvailable())('state that outlives the leader', () =
     const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, 'kube-rebalancer');
     let next = 1;
     const start = async (): Promise<OperatorProcess> => {
-      const r = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: `replica-${next++}` });
+      const r = await startOperatorProcess({
+        dir: c.cp.dir,
+        kubeconfig,
+        identity: `replica-${next++}`,
+        extraArgs: QUICK_HANDOVER,
+      });
       replicas.push(r);
       return r;
     };
