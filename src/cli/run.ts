@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { runOperator, type RunOperatorOptions } from '../operator/run.js';
 import { InvalidArgumentError } from 'commander';
+import { LEADER_ELECTION_DEFAULTS } from '../operator/leaderElectionFlags.js';
 import { positiveInt, positiveNumber } from './args.js';
 import { SCHEDULER_CONFIG_HELP } from './offline.js';
 
@@ -40,6 +41,21 @@ export function registerRunCommand(program: Command, io: { readonly stderr: (s: 
     )
     .option('--health-addr <[host]:port>', 'address of /healthz and /readyz (plain HTTP, for the probes)', ':8081')
     .option('--leader-elect', 'elect a leader through a Lease, so several replicas can run', false)
+    .option(
+      '--leader-elect-lease-duration <duration>',
+      'how long followers wait after the last renewal before taking the Lease (whole seconds)',
+      LEADER_ELECTION_DEFAULTS.leaseDuration,
+    )
+    .option(
+      '--leader-elect-renew-deadline <duration>',
+      'how long the leader keeps trying to renew before it stops leading (shorter than the lease duration)',
+      LEADER_ELECTION_DEFAULTS.renewDeadline,
+    )
+    .option(
+      '--leader-elect-retry-period <duration>',
+      'how often a replica tries to take or renew the Lease',
+      LEADER_ELECTION_DEFAULTS.retryPeriod,
+    )
     .option(
       '--namespace <ns>',
       "the operator's namespace (its leader-election Lease)",

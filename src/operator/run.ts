@@ -23,12 +23,13 @@ import {
   NO_CREDENTIALS,
   processEnvironment,
 } from '../kube/kubeconfig.js';
+import { leaderElectionTimings, type LeaderElectionFlags } from './leaderElectionFlags.js';
 import { runOnce } from './once.js';
 import { LOG_FORMATS, textDestination } from './textLog.js';
 import { createOperator } from './operator.js';
 import { openListeners, servingFlagProblem } from './serving.js';
 
-export interface RunOperatorOptions {
+export interface RunOperatorOptions extends LeaderElectionFlags {
   readonly kubeconfig?: string;
   readonly metricsAddr: string;
   /** HTTPS with TokenReview/SubjectAccessReview on /metrics (default true); false: plain HTTP, no auth. */
@@ -94,6 +95,8 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
   if (opts.namespace === '') return badInput('--namespace must not be empty');
   const flagProblem = servingFlagProblem(opts);
   if (flagProblem !== undefined) return badInput(flagProblem);
+  const election = leaderElectionTimings(opts);
+  if ('problem' in election) return badInput(election.problem);
   let schedulerProfile: SchedulerProfile | undefined;
   try {
     schedulerProfile =
@@ -135,6 +138,7 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     namespace: opts.namespace,
     // A Job runs alone (concurrencyPolicy Forbid) and must not wait behind a Lease: --once takes none.
     leaderElect: opts.leaderElect && opts.once !== true,
+    leaderElection: election.timings,
     kubeApiQps: opts.kubeApiQps,
     kubeApiBurst: opts.kubeApiBurst,
     ...(opts.once === true ? { once: true } : {}),

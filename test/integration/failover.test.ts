@@ -22,7 +22,7 @@ import {
   type Cluster,
   type PdbFloorWatch,
 } from './cluster.js';
-import { startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
+import { QUICK_HANDOVER, startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
 
 const APPS = ['app-a', 'app-b', 'app-c', 'app-d'];
 const RUNS = Math.max(1, Number(process.env['FAILOVER_RUNS'] ?? 1));
@@ -59,7 +59,7 @@ describe.skipIf(!controlPlaneAvailable())('leader killed, then kube-apiserver re
       });
       const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, 'kube-rebalancer');
       for (const identity of ['replica-1', 'replica-2']) {
-        replicas.push(await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity }));
+        replicas.push(await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity, extraArgs: QUICK_HANDOVER }));
       }
       const coordination = c.kc.makeApiClient(k8s.CoordinationV1Api);
       const holder = async () =>

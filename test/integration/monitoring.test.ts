@@ -2,7 +2,7 @@
 // - the operator runs as its own process (`run`, as in its pod: /metrics over HTTPS with a self-signed certificate,
 //   the probes on their own port) with the shipped ServiceAccount's token;
 // - /metrics answers 401 without a token and 403 to a ServiceAccount without the kube-rebalancer-metrics-reader role;
-//   Prometheus, with a ServiceAccount token bound to that role, scrapes it every 5 s (up == 1), verifying the served
+//   Prometheus, with a ServiceAccount token bound to that role, scrapes it every 2 s (up == 1), verifying the served
 //   certificate against itself; the audit log shows the operator's TokenReview and SubjectAccessReview requests;
 // - the rule file is the one in manifests/prometheusrule.yaml; a skewed workload shows as rebalancer_topology_skew in
 //   Prometheus's query API and goes to 0 once balanced; every Grafana panel query runs and returns data;
@@ -168,7 +168,7 @@ describe.skipIf(!controlPlaneAvailable())('monitoring: a real Prometheus scrapes
     writeFileSync(
       join(dir, 'prometheus.yml'),
       stringify({
-        global: { scrape_interval: '5s', evaluation_interval: '5s' },
+        global: { scrape_interval: '2s', evaluation_interval: '2s' },
         rule_files: [join(dir, 'rules.yaml')],
         scrape_configs: [
           {
@@ -211,7 +211,7 @@ describe.skipIf(!controlPlaneAvailable())('monitoring: a real Prometheus scrapes
     });
   }
 
-  it('401 without a token, 403 without the role; Prometheus with the role scrapes every 5 s (up == 1)', async () => {
+  it('401 without a token, 403 without the role; Prometheus with the role scrapes every 2 s (up == 1)', async () => {
     dumpOnFailure();
     expect((await op.get('/metrics')).status).toBe(401);
     expect((await op.get('/metrics', 'not-a-token')).status).toBe(401);
@@ -226,7 +226,7 @@ describe.skipIf(!controlPlaneAvailable())('monitoring: a real Prometheus scrapes
       expect.objectContaining({
         health: 'up',
         lastError: '',
-        scrapeInterval: '5s',
+        scrapeInterval: '2s',
         scrapeUrl: expect.stringMatching(/^https:/),
       }),
     ]);

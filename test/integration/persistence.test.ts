@@ -16,14 +16,13 @@ import {
   isDryRun,
   MERGE,
   OPERATOR_NAMESPACE,
-  sleep,
   startCluster,
   waitFor,
   waitForBudget,
   waitForReady,
   type Cluster,
 } from './cluster.js';
-import { startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
+import { QUICK_HANDOVER, startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
 
 interface PersistedView {
   conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
@@ -104,7 +103,12 @@ describe.skipIf(!controlPlaneAvailable())('state that outlives the leader', () =
     const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, 'kube-rebalancer');
     let next = 1;
     const start = async (): Promise<OperatorProcess> => {
-      const r = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: `replica-${next++}` });
+      const r = await startOperatorProcess({
+        dir: c.cp.dir,
+        kubeconfig,
+        identity: `replica-${next++}`,
+        extraArgs: QUICK_HANDOVER,
+      });
       replicas.push(r);
       return r;
     };
@@ -157,7 +161,14 @@ describe.skipIf(!controlPlaneAvailable())('state that outlives the leader', () =
         30_000,
         'the rebuild',
       );
-      await sleep(6_000);
+      // Three cycles of each (its first as leader, then every 2 s), each one a chance to evict what is forbidden.
+      const cycles = (policy: string, msg: string): number =>
+        successor.logs().filter((l) => l['policy'] === policy && String(l['msg']).startsWith(msg)).length;
+      await waitFor(
+        () => cycles('paused', 'policy paused (Degraded); cycle skipped') >= 3 && cycles('cool', 'cycle finished') >= 3,
+        30_000,
+        `three cycles of each policy under the leader after kill ${kill}`,
+      );
       expect(real('shop')).toHaveLength(1);
       expect(real('ops')).toEqual([]);
       const now = { paused: await status(c, 'paused'), cool: await status(c, 'cool') };
