@@ -11,7 +11,7 @@
 // - Pods without spec.priority get theirs from PriorityClasses, which may arrive after the pod; such pods are
 //   re-resolved when a snapshot is taken (the API server's admission normally sets spec.priority, so this is rare).
 import type { KubeVersion } from '../model/kubeVersion.js';
-import { isObj, type Obj } from '../model/rawJson.js';
+import { isObj } from '../model/rawJson.js';
 import { matchesSelector } from '../model/labels.js';
 import { pdbKey } from '../model/pdb.js';
 import type {
@@ -28,76 +28,28 @@ import type {
 } from '../model/types.js';
 import { withCsiNodeLimits, withVolumeTopology } from '../model/volumes.js';
 import { workloadKey } from '../planner/budget.js';
-import { checkPolicy, type PolicyProblem } from '../policy/parse.js';
-import type { Policy } from '../policy/types.js';
-import {
-  ConversionCache,
-  convertPdb,
-  convertPod,
-  makePriorityResolver,
-  type PriorityResolver,
-} from '../snapshot/convert.js';
+import { ConversionCache, convertPod, makePriorityResolver, type PriorityResolver } from '../snapshot/convert.js';
 import type { Clock } from '../clock.js';
 import type { Cached, InformerHandlers } from '../kube/informers.js';
-import { readPersisted, type LastPlanStatus, type PersistedState, type PolicyCondition } from './status.js';
+import {
+  pdbEntryFrom,
+  policyEntryFrom,
+  type PdbEntry,
+  type PodEntry,
+  type PolicyEntry,
+  type PolicyListener,
+} from './cacheEntries.js';
+import { KeyedWaiters } from './keyedWaiters.js';
 
+// What the cache holds moved to cacheEntries.ts, the waiting to keyedWaiters.ts (docs/adr/0015); importers still find
+// the entry types here.
 export type { LastPlanStatus, PolicyCondition } from './status.js';
-
-export interface PodEntry {
-  readonly info: PodInfo;
-  /** spec.priority was set (else the priority was resolved from the class and may need re-resolving). */
-  readonly explicitPriority: boolean;
-}
-
-export interface PdbEntry {
-  readonly info: PdbInfo;
-  readonly generation: number;
-  /** status.observedGeneration; undefined while the budget has no status. */
-  readonly observedGeneration: number | undefined;
-  readonly resourceVersion: string;
-}
-
-/** The parts of a policy's status the operator carries over (totals survive restarts and leader changes). */
-export interface PolicyStatusSeen {
-  /** Cooldowns, the Degraded pause and totals as the last leader persisted them. */
-  readonly persisted: PersistedState;
-  readonly totals: { readonly evicted: number; readonly failed: number } | undefined;
-  readonly conditions: readonly PolicyCondition[];
-  readonly lastRunTime: string | undefined;
-  readonly lastSuccessfulRunTime: string | undefined;
-  readonly lastPlan: LastPlanStatus | undefined;
-}
-
-export interface PolicyEntry {
-  readonly name: string;
-  readonly uid: string;
-  readonly generation: number;
-  readonly resourceVersion: string;
-  /** The parsed policy, or undefined when it is invalid (then `problems` says why). */
-  readonly policy: Policy | undefined;
-  readonly problems: readonly PolicyProblem[];
-  readonly status: PolicyStatusSeen;
-}
-
-export type PolicyListener = (event: 'upsert' | 'delete', entry: PolicyEntry) => void;
-
-function num(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
-
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : value instanceof Date ? value.toISOString() : '';
-}
+export type { PdbEntry, PodEntry, PolicyEntry, PolicyListener, PolicyStatusSeen } from './cacheEntries.js';
 
 const workloadWaitKey = (key: string): string => `wl:${key}`;
 const pdbWaitKey = (key: string): string => `pdb:${key}`;
 
 export { workloadWaitKey, pdbWaitKey };
-
-interface Waiter {
-  readonly check: () => boolean;
-  readonly done: (ok: boolean) => void;
-}
 
 export class ClusterCache {
   private readonly nodes = new Map<string, NodeInfo>();
@@ -113,14 +65,16 @@ export class ClusterCache {
   private readonly csiNodes = new Map<string, CsiNodeInfo>();
   private readonly policies = new Map<string, PolicyEntry>();
   private readonly policyListeners: PolicyListener[] = [];
-  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly waiters: KeyedWaiters;
   private resolver: PriorityResolver = makePriorityResolver([]);
   private version = 0;
 
   /** The minor whose scheduler the placement follows: the API server's, once the operator has read /version. */
   kubeVersion: KubeVersion | undefined = undefined;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(private readonly clock: Clock) {
+    this.waiters = new KeyedWaiters(clock);
+  }
 
   // ---- conversion (called by the informers on arrival) -------------------------------------------------------
 
@@ -133,70 +87,9 @@ export class ClusterCache {
     return { info: convertPod(raw, this.conversions, this.resolver), explicitPriority };
   };
 
-  readonly convertPdb = (raw: unknown): PdbEntry => {
-    const info = convertPdb(raw);
-    const o = raw as { metadata?: Obj; status?: Obj };
-    return {
-      info,
-      generation: num(o.metadata?.['generation']) ?? 0,
-      observedGeneration: isObj(o.status) ? (num(o.status['observedGeneration']) ?? 0) : undefined,
-      resourceVersion: str(o.metadata?.['resourceVersion']),
-    };
-  };
+  readonly convertPdb: (raw: unknown) => PdbEntry = pdbEntryFrom;
 
-  readonly convertPolicy = (raw: unknown): PolicyEntry => {
-    const { policy, problems } = checkPolicy(raw);
-    const o = isObj(raw) ? raw : {};
-    const meta = isObj(o['metadata']) ? o['metadata'] : {};
-    const status = isObj(o['status']) ? o['status'] : {};
-    const totals = isObj(status['totals']) ? status['totals'] : undefined;
-    const lastPlan = isObj(status['lastPlan']) ? status['lastPlan'] : undefined;
-    const time = (value: unknown): string | undefined => (str(value) === '' ? undefined : str(value));
-    const conditions = Array.isArray(status['conditions']) ? status['conditions'] : [];
-    return {
-      name: str(meta['name']),
-      uid: str(meta['uid']),
-      generation: num(meta['generation']) ?? 0,
-      resourceVersion: str(meta['resourceVersion']),
-      policy,
-      problems,
-      status: {
-        persisted: readPersisted(status),
-        totals:
-          totals === undefined
-            ? undefined
-            : { evicted: num(totals['evicted']) ?? 0, failed: num(totals['failed']) ?? 0 },
-        conditions: conditions.filter(isObj).map((c) => ({
-          type: str(c['type']),
-          status: c['status'] === 'True' || c['status'] === 'False' ? c['status'] : 'Unknown',
-          reason: str(c['reason']),
-          message: str(c['message']),
-          lastTransitionTime: str(c['lastTransitionTime']),
-        })),
-        lastRunTime: time(status['lastRunTime']),
-        lastSuccessfulRunTime: time(status['lastSuccessfulRunTime']),
-        lastPlan:
-          lastPlan === undefined
-            ? undefined
-            : {
-                evictions: num(lastPlan['evictions']) ?? 0,
-                ...(num(lastPlan['dryRunEvictions']) !== undefined
-                  ? { dryRunEvictions: num(lastPlan['dryRunEvictions']) }
-                  : {}),
-                skipped: num(lastPlan['skipped']) ?? 0,
-                violations: num(lastPlan['violations']) ?? 0,
-                maxSkewObserved: num(lastPlan['maxSkewObserved']) ?? 0,
-                ...(num(lastPlan['maxSkewBefore']) !== undefined
-                  ? { maxSkewBefore: num(lastPlan['maxSkewBefore']) }
-                  : {}),
-                skippedReasons: (Array.isArray(lastPlan['skippedReasons']) ? lastPlan['skippedReasons'] : [])
-                  .filter(isObj)
-                  .map((r) => ({ reason: str(r['reason']), count: num(r['count']) ?? 0 })),
-                ...(str(lastPlan['stoppedBy']) !== '' ? { stoppedBy: str(lastPlan['stoppedBy']) } : {}),
-              },
-      },
-    };
-  };
+  readonly convertPolicy: (raw: unknown) => PolicyEntry = policyEntryFrom;
 
   // ---- informer handlers -------------------------------------------------------------------------------------
 
@@ -471,45 +364,11 @@ export class ClusterCache {
    * abort. `check` must be cheap: it runs on every change of its keys.
    */
   waitUntil(keys: readonly string[], check: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    if (check()) return Promise.resolve(true);
-    if (signal?.aborted === true || timeoutMs <= 0) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      const timer = new AbortController();
-      let settled = false;
-      const waiter: Waiter = {
-        check,
-        done: (ok) => {
-          if (settled) return;
-          settled = true;
-          for (const key of keys) this.unregister(key, waiter);
-          timer.abort();
-          signal?.removeEventListener('abort', onAbort);
-          resolve(ok);
-        },
-      };
-      const onAbort = (): void => waiter.done(false);
-      for (const key of keys) this.register(key, waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      void this.clock.sleep(timeoutMs, timer.signal).then(() => waiter.done(check()));
-    });
-  }
-
-  private register(key: string, waiter: Waiter): void {
-    let set = this.waiters.get(key);
-    if (set === undefined) this.waiters.set(key, (set = new Set()));
-    set.add(waiter);
-  }
-
-  private unregister(key: string, waiter: Waiter): void {
-    const set = this.waiters.get(key);
-    set?.delete(waiter);
-    if (set?.size === 0) this.waiters.delete(key);
+    return this.waiters.waitUntil(keys, check, timeoutMs, signal);
   }
 
   /** Re-checks the waiters of `key`. Public so the executor can wake waiters when its own bookkeeping changes. */
   notify(key: string): void {
-    const set = this.waiters.get(key);
-    if (set === undefined) return;
-    for (const waiter of [...set]) if (waiter.check()) waiter.done(true);
+    this.waiters.notify(key);
   }
 }

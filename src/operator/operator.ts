@@ -13,26 +13,25 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Credentials } from '../kube/credentials.js';
 import type { Registry } from 'prom-client';
-import { createMetrics, type RebalancerMetrics } from '../metrics/metrics.js';
-import type { NamespaceInfo, NodeInfo, PriorityClassInfo } from '../model/types.js';
+import { createMetrics } from '../metrics/metrics.js';
 import type { SchedulerProfile } from '../scheduling/profile.js';
-import { convertNamespace, convertNode, convertPriorityClass } from '../snapshot/convert.js';
 import type { BackoffOptions } from '../kube/backoff.js';
 import { systemClock, type Clock } from '../clock.js';
-import { ClusterCache, type PdbEntry, type PodEntry, type PolicyEntry } from './clusterCache.js';
+import { ClusterCache } from './clusterCache.js';
+import { clusterInformers } from './clusterInformers.js';
 import { PolicyController } from './cycle.js';
 import { createEventRecorder, type EventRecorder } from './events.js';
 import { createFirstCycles } from './firstCycles.js';
 import { DEFAULT_RETRY, type RetryOptions } from './eviction/evictionRetry.js';
 import { createApiEvictor, type Evictor } from './eviction/evictor.js';
 import { PdbLedger } from './eviction/pdbLedger.js';
-import { createHttpHandler, type HttpHandlerDeps, type RequestHandler } from './httpServer.js';
-import { createAuthReviewClients, type AuthReviewClients } from '../kube/authReviews.js';
-import { pageParams, SupervisedInformer, type InformerSpec, type ListPage } from '../kube/informers.js';
+import { createHttpHandler, type HttpHandlerDeps } from './httpServer.js';
+import { createAuthReviewClients } from '../kube/authReviews.js';
 import { CrdPresence } from './crdPresence.js';
-import { volumeInformers } from './volumeInformers.js';
+import { Manager } from './manager.js';
+import type { OnceResult, Operator } from './operatorApi.js';
 import { readClusterKubeVersion } from './clusterVersion.js';
-import { createKubeClients, type KubeClients, type ThrottleListener } from '../kube/kubeClient.js';
+import { createKubeClients, type ThrottleListener } from '../kube/kubeClient.js';
 import { MetricsReader } from '../kube/metricsReader.js';
 import {
   alwaysLeader,
@@ -41,10 +40,13 @@ import {
   type LeaderElector,
 } from '../kube/leaderElection.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
-import { createRateLimiter, type RateLimiter } from '../kube/rateLimiter.js';
-import { Triggers, watchNodeChanges } from './triggers.js';
-import { POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, readPolicy, writePolicyStatus } from './status.js';
+import { createRateLimiter } from '../kube/rateLimiter.js';
+import { Triggers } from './triggers.js';
+import { readPolicy, writePolicyStatus } from './status.js';
 import { InFlightEvictions } from './eviction/inFlight.js';
+
+// The operator's contract moved to operatorApi.ts (docs/adr/0016); its users still import it from here.
+export type { OnceResult, Operator } from './operatorApi.js';
 
 export const COMPONENT = 'kube-rebalancer';
 
@@ -99,72 +101,9 @@ export interface OperatorDeps {
   readonly schedulerProfile?: SchedulerProfile;
 }
 
-/** How one policy's cycle of `run --once` ended. */
-export interface OnceResult {
-  readonly policy: string;
-  /** Why it failed (an invalid spec, a failed or interrupted cycle, a Degraded pause); undefined when it succeeded. */
-  readonly failure: string | undefined;
-  readonly skipped?: 'suspended';
-}
-
 /** The leader election's own bucket: a renewal every retryPeriod, a few retries; never shared with evictions. */
 const LEASE_QPS = 5;
 const LEASE_BURST = 10;
-
-export interface Operator {
-  readonly cache: ClusterCache;
-  readonly metrics: RebalancerMetrics;
-  readonly limiter: RateLimiter;
-  /** /healthz, /readyz, /metrics. */
-  readonly httpHandler: RequestHandler;
-  /** /healthz and /readyz alone (--health-addr). */
-  readonly probeHandler: RequestHandler;
-  /** /metrics alone (--metrics-addr; run.ts puts it behind authentication unless --metrics-secure=false). */
-  readonly metricsHandler: RequestHandler;
-  /** TokenReview and SubjectAccessReview through the operator's API transport (authReviews.ts). */
-  readonly authReviews: AuthReviewClients;
-  /** Starts the informers and the leader election. */
-  start(): void;
-  /** Resolves when every cache has synced. */
-  waitForSync(): Promise<void>;
-  /** Resolves, with the one-line message naming it, when a list finds the RebalancePolicy CRD missing. */
-  crdMissing(): Promise<string>;
-  ready(): boolean;
-  isLeader(): boolean;
-  /** Runs a cycle of the policy now, as a cron tick would (same leader and overlap rules). */
-  tick(policy: string): Promise<void>;
-  /** The schedule a policy currently runs on. */
-  scheduleOf(policy: string): string | undefined;
-  /** One cycle of every policy in turn, by name (`run --once`; build the operator with `once: true`). */
-  runAllOnce(): Promise<OnceResult[]>;
-  /**
-   * Stops: no new cycle or eviction starts, the eviction in flight completes, running cycles end and write their
-   * status, Events in flight are flushed, the Lease is released (unless `releaseLease: false`, which simulates a
-   * crash for tests), informers stop.
-   */
-  shutdown(opts?: { releaseLease?: boolean; graceMs?: number }): Promise<void>;
-}
-
-function policyInformerSpec(
-  clients: KubeClients,
-  convert: (raw: unknown) => PolicyEntry,
-  crd: CrdPresence,
-): InformerSpec<PolicyEntry> {
-  return {
-    resource: POLICY_PLURAL,
-    path: `/apis/${POLICY_GROUP}/${POLICY_VERSION}/${POLICY_PLURAL}`,
-    // Every list tells whether the CRD is there (a 404 means it is not installed): crdPresence.ts.
-    list: crd.watchList((page?: ListPage) =>
-      clients.custom.listClusterCustomObject({
-        group: POLICY_GROUP,
-        version: POLICY_VERSION,
-        plural: POLICY_PLURAL,
-        ...pageParams(page),
-      }),
-    ),
-    convert,
-  };
-}
 
 /** A fencing controller: every queued eviction listens on its signal at once (a thousand in a large run). */
 function fence(): AbortController {
@@ -330,79 +269,17 @@ export function createOperator(deps: OperatorDeps): Operator {
     logger,
   });
 
-  const informerDeps = {
+  const { policyInformer, informers } = clusterInformers({
+    clients,
+    cache,
+    crd,
     clock,
     logger,
-    newWatch: () => clients.newWatch(),
-    ...(deps.informerBackoff !== undefined ? { backoff: deps.informerBackoff } : {}),
-  };
-  const nodeInformer: SupervisedInformer<NodeInfo> = new SupervisedInformer<NodeInfo>(
-    {
-      resource: 'nodes',
-      path: '/api/v1/nodes',
-      list: (page) => clients.core.listNode(pageParams(page)),
-      convert: convertNode,
+    backoff: deps.informerBackoff,
+    onNodeChange: (previous, next) => {
+      if (deps.once !== true) triggers.onNode(previous, next);
     },
-    watchNodeChanges(
-      cache.nodeHandlers,
-      (name) => cache.node(name),
-      () => nodeInformer.synced(),
-      (previous, next) => {
-        if (deps.once !== true) triggers.onNode(previous, next);
-      },
-    ),
-    informerDeps,
-  );
-  const policyInformer = new SupervisedInformer<PolicyEntry>(
-    policyInformerSpec(clients, cache.convertPolicy, crd),
-    cache.policyHandlers,
-    informerDeps,
-  );
-  const informers = [
-    new SupervisedInformer<PriorityClassInfo>(
-      {
-        resource: 'priorityclasses',
-        path: '/apis/scheduling.k8s.io/v1/priorityclasses',
-        list: (page) => clients.scheduling.listPriorityClass(pageParams(page)),
-        convert: convertPriorityClass,
-      },
-      cache.priorityClassHandlers,
-      informerDeps,
-    ),
-    new SupervisedInformer<NamespaceInfo>(
-      {
-        resource: 'namespaces',
-        path: '/api/v1/namespaces',
-        list: (page) => clients.core.listNamespace(pageParams(page)),
-        convert: convertNamespace,
-      },
-      cache.namespaceHandlers,
-      informerDeps,
-    ),
-    nodeInformer,
-    new SupervisedInformer<PodEntry>(
-      {
-        resource: 'pods',
-        path: '/api/v1/pods',
-        list: (page) => clients.core.listPodForAllNamespaces(pageParams(page)),
-        convert: cache.convertPod,
-      },
-      cache.podHandlers,
-      informerDeps,
-    ),
-    new SupervisedInformer<PdbEntry>(
-      {
-        resource: 'poddisruptionbudgets',
-        path: '/apis/policy/v1/poddisruptionbudgets',
-        list: (page) => clients.policy.listPodDisruptionBudgetForAllNamespaces(pageParams(page)),
-        convert: cache.convertPdb,
-      },
-      cache.pdbHandlers,
-      informerDeps,
-    ),
-    policyInformer,
-    ...volumeInformers(clients, cache, informerDeps),
-  ];
+  });
   // The model's Kubernetes minor is set before the first cycle can plan: synced() waits for it too.
   let versionRead: Promise<void> | undefined;
   let versionKnown = false;
@@ -448,6 +325,51 @@ export function createOperator(deps: OperatorDeps): Operator {
     userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} metrics-auth`,
   });
 
+  // What shutdown() asks of the parts that stop last: release the Lease (false simulates a crash) and flush Events.
+  let releaseLease = true;
+  let flushGraceMs = 5_000;
+  const manager = new Manager();
+  manager.add({ name: 'kubernetes version', cache: true, start: () => void readVersion(), stop: () => undefined });
+  for (const informer of informers) {
+    manager.add({
+      name: `informer ${informer.resource}`,
+      cache: true,
+      start: () => informer.start(),
+      stop: () => informer.stop(),
+    });
+  }
+  manager.add({
+    name: 'leader election',
+    elector: true,
+    start: () => elector.start(),
+    stop: async () => {
+      await elector.stop(releaseLease);
+      metrics.setLeader(false);
+    },
+  });
+  // Added before the cycles so that it stops after them: the Events their last steps record are flushed too.
+  manager.add({
+    name: 'events',
+    needLeaderElection: true,
+    start: () => undefined,
+    stop: async () => {
+      if (releaseLease) await events.flush(flushGraceMs);
+    },
+  });
+  manager.add({
+    name: 'cycles',
+    needLeaderElection: true,
+    start: () => {
+      if (atStart) void firstCycles.started();
+    },
+    stop: async () => {
+      stopping.abort();
+      triggers.stop();
+      await scheduler.stop();
+      shuttingDown = true;
+    },
+  });
+
   let started = false;
   let stopped: Promise<void> | undefined;
 
@@ -466,10 +388,7 @@ export function createOperator(deps: OperatorDeps): Operator {
         { identity: deps.identity, leaderElect: deps.leaderElect, qps: deps.kubeApiQps, burst: deps.kubeApiBurst },
         'starting',
       );
-      void readVersion();
-      for (const informer of informers) informer.start();
-      elector.start();
-      if (atStart) void firstCycles.started();
+      manager.start();
     },
     async waitForSync() {
       await Promise.all([readVersion(), ...informers.map((i) => i.waitForSync())]);
@@ -499,16 +418,11 @@ export function createOperator(deps: OperatorDeps): Operator {
         const release = opts.releaseLease ?? true;
         logger.info({ releaseLease: release }, 'shutting down');
         draining = true;
-        stopping.abort();
-        triggers.stop();
-        // Cycles see the abort: the eviction in flight completes, no other starts; their status is written while
-        // this replica still holds the Lease.
-        await scheduler.stop();
-        shuttingDown = true;
-        if (release) await events.flush(opts.graceMs ?? 5_000);
-        await elector.stop(release);
-        metrics.setLeader(false);
-        for (const informer of informers) informer.stop();
+        releaseLease = release;
+        flushGraceMs = opts.graceMs ?? 5_000;
+        // The reverse of the start: cycles end (the eviction in flight completes, no other starts) and write their
+        // status while this replica still holds the Lease; Events are flushed; the Lease goes; the caches stop.
+        await manager.stop();
         clients.close();
         leaseClients.close();
         authReviews.close();

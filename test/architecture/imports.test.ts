@@ -26,7 +26,7 @@
 //   cli         the command line
 //
 // Besides, no file imports itself through a circle of imports (within a layer too), only src/kube/ speaks HTTP as a
-// client, src/kube imports neither src/metrics nor src/serving (it defines the types they share with it, docs/adr/0013), and strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
+// client, src/kube imports neither src/metrics nor src/serving (it defines the types they share with it, docs/adr/0013), src/operator/manager.ts imports no file of src/ (docs/adr/0016), and strategy folders are independent of one another: src/strategies/<a>/ never imports src/strategies/<b>/,
 // so adding a strategy touches its folder and the registry only.
 //
 // src/scheduling has rooms of its own (docs/adr/0008): framework/ (the plugin interfaces, the runtime, helpers) knows
@@ -188,6 +188,8 @@ function httpClientUses(text: string): string[] {
 /** Folders that must not import others the layers alone would allow (prefixes relative to src/). */
 const FENCES: ReadonlyArray<{ readonly room: string; readonly never: readonly string[] }> = [
   { room: 'kube/', never: ['metrics/', 'serving/'] },
+  // The operator's manager orders parts it is given and knows none of them (docs/adr/0016): no file of src/.
+  { room: 'operator/manager.ts', never: LAYERS.flat() },
 ];
 
 /** What is wrong with the edges across the fences: a folder importing one it must not. */
@@ -274,6 +276,11 @@ describe('the import graph of src/', () => {
 
   it('keeps src/kube free of src/metrics and src/serving', () => {
     expect(fenceProblems(edges)).toEqual([]);
+  });
+
+  it('keeps the operator’s manager free of every file of src/ (it is given what it starts)', () => {
+    expect(fenceProblems(edges.filter((e) => e.from === 'operator/manager.ts'))).toEqual([]);
+    expect(files).toContain('operator/manager.ts');
   });
 
   it('has no import circle', () => {
@@ -398,6 +405,21 @@ describe('the layer check itself', () => {
     {
       name: 'src/kube importing the model',
       edge: { from: 'kube/evictionErrors.ts', to: 'model/evictionResult.ts' },
+      problem: undefined,
+    },
+    {
+      name: 'the manager importing what it starts',
+      edge: { from: 'operator/manager.ts', to: 'operator/clusterCache.ts' },
+      problem: 'operator/manager.ts → operator/clusterCache.ts: operator/manager.ts must not import it',
+    },
+    {
+      name: 'the manager importing the clock',
+      edge: { from: 'operator/manager.ts', to: 'clock.ts' },
+      problem: 'operator/manager.ts → clock.ts: operator/manager.ts must not import it',
+    },
+    {
+      name: 'the operator importing the manager',
+      edge: { from: 'operator/operator.ts', to: 'operator/manager.ts' },
       problem: undefined,
     },
   ])('fences: $name', ({ edge, problem }) => {
