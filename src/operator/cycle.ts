@@ -24,8 +24,9 @@
 import type { Logger } from 'pino';
 import { violationCounts, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { AbortReason, CycleResult } from '../metrics/names.js';
-import type { UsageMetrics } from '../model/types.js';
-import { usesMetrics } from '../planner/utilization.js';
+import type { NodeUsageQuery, UsageMetrics } from '../model/types.js';
+import { prometheusSourceOf, usesMetrics } from '../planner/utilization.js';
+import type { PrometheusSource } from '../strategies/types.js';
 import { STRATEGIES } from '../strategies/registry.js';
 import type { Policy } from '../policy/types.js';
 import type { Clock } from '../clock.js';
@@ -67,6 +68,8 @@ export interface PolicyControllerDeps {
   readonly readPolicy: (name: string) => Promise<PolicyEntry | undefined>;
   /** Reads metrics.k8s.io, for a cycle of a policy with `usage: Metrics` (never rejects: unavailable says why). */
   readonly readMetrics?: () => Promise<UsageMetrics>;
+  /** Runs a policy's Prometheus query, for a cycle of a policy with `usage: Prometheus` (never rejects). */
+  readonly readNodeUsage?: (source: PrometheusSource) => Promise<NodeUsageQuery>;
   /** Aborts every run (shutdown). */
   readonly stopSignal: AbortSignal;
 }
@@ -361,6 +364,11 @@ export class PolicyController {
         this.deps.readMetrics !== undefined && usesMetrics(runPolicy.spec, STRATEGIES)
           ? await this.deps.readMetrics()
           : undefined;
+      const prometheus = prometheusSourceOf(runPolicy.spec, STRATEGIES);
+      const nodeUsage =
+        prometheus !== undefined && this.deps.readNodeUsage !== undefined
+          ? await this.deps.readNodeUsage(prometheus)
+          : undefined;
       const run = await new PolicyRun(
         { ...this.deps.run, metrics },
         {
@@ -374,6 +382,7 @@ export class PolicyController {
           ...this.landingOptions(entry, state, log),
           onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan, { evicts }),
           ...(usage !== undefined ? { metrics: usage } : {}),
+          ...(nodeUsage !== undefined ? { nodeUsage } : {}),
         },
       ).run();
       result = this.finish(entry, state, run, log, metrics, { windowEnd: gate?.windowEnd, evicts });

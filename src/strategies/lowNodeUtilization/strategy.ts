@@ -302,6 +302,7 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
   policy: lowNodeUtilizationSection,
 
   usage: (config) => config.usage,
+  prometheus: (config) => config.prometheus,
 
   plan(ctx, config): NodeClassification | undefined {
     const { resources, nodes, usage, high, classes } = classifyLow(ctx, config);
