@@ -236,15 +236,21 @@ export function copyThresholds(args: Obj, section: Obj, key: string): void {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) section[key] = { ...value };
 }
 
-/** metricsUtilization: metrics-server / KubernetesMetrics is usage: Metrics; Prometheus has no equivalent. */
-export function convertUsage(args: Obj, section: Obj, notes: string[], plugin: string): void {
+/**
+ * metricsUtilization: metrics-server / KubernetesMetrics is usage: Metrics; a Prometheus query is usage: Prometheus
+ * with the query (lowNodeUtilization only, as in the descheduler; the server and token come from the policy's
+ * metricsProviders, convert/prometheus.ts).
+ */
+export function convertUsage(args: Obj, section: Obj, notes: string[], plugin: string, prometheus = false): void {
   const m = args['metricsUtilization'];
   if (typeof m !== 'object' || m === null) return;
   const metrics = m as Obj;
   if (metrics['metricsServer'] === true || metrics['source'] === 'KubernetesMetrics') section['usage'] = 'Metrics';
-  else if (metrics['source'] === 'Prometheus') {
-    notes.push(
-      `${plugin}.metricsUtilization: Prometheus queries are not read; node usage comes from requests or metrics.k8s.io`,
-    );
+  else if (metrics['source'] === 'Prometheus' && prometheus) {
+    section['usage'] = 'Prometheus';
+    const query = isObj(metrics['prometheus']) ? metrics['prometheus']['query'] : undefined;
+    section['prometheus'] = query === undefined ? {} : { query };
+  } else if (metrics['source'] === 'Prometheus') {
+    notes.push(`${plugin}.metricsUtilization: a Prometheus source is read by LowNodeUtilization only`);
   }
 }

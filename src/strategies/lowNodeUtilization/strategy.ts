@@ -326,7 +326,7 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
       if (typeof args['useDeviationThresholds'] === 'boolean')
         section['useDeviationThresholds'] = args['useDeviationThresholds'];
       if (typeof args['numberOfNodes'] === 'number') section['numberOfNodes'] = args['numberOfNodes'];
-      convertUsage(args, section, notes, NAME);
+      convertUsage(args, section, notes, NAME, true);
       if (args['evictionLimits'] !== undefined) {
         notes.push(
           `${NAME}.evictionLimits: kube-rebalancer's limits are the policy's eviction.maxPerNode and maxPerCycle`,
