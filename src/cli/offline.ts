@@ -15,6 +15,7 @@ import { DEFAULT_POLICY, loadPolicyFile, parsePolicy, resolvePriorityThreshold }
 import type { Policy } from '../policy/types.js';
 import type { SchedulerProfile } from '../scheduling/profile.js';
 import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
+import { USAGE_FILE_HELP, withPrometheusAnswer } from './usageFile.js';
 import { STRATEGIES } from '../strategies/registry.js';
 import { loadSnapshotFile, type LoadResult } from '../snapshot/load.js';
 import { snapshotWarnings } from '../snapshot/sanity.js';
@@ -37,6 +38,7 @@ interface OfflineOptions {
   readonly policy?: string;
   readonly policyName?: string;
   readonly schedulerConfig?: string;
+  readonly usageFile?: string;
   readonly kubeVersion?: KubeRelease & { readonly text: string };
   readonly output: 'json' | 'table' | 'wide';
 }
@@ -150,6 +152,7 @@ export async function loadInputs(
   }
   // The live reads are done: the pooled connections would otherwise hold the process open.
   loaded.get?.close();
+  snapshot = withPrometheusAnswer(snapshot, policy, where, opts.usageFile, io);
   return { snapshot, policy, schedulerProfile };
 }
 
@@ -184,6 +187,7 @@ function addSourceOptions(command: Command): Command {
     .option('--policy <file>', 'RebalancePolicy to apply (default: the one in the cluster, else the CRD defaults)')
     .option('--policy-name <name>', "the cluster's RebalancePolicy to apply (needed when it has several)")
     .option('--scheduler-config <file>', SCHEDULER_CONFIG_HELP)
+    .option('--usage-file <file>', USAGE_FILE_HELP)
     .option('--kube-version <version>', KUBE_VERSION_HELP, kubeRelease);
 }
 

@@ -116,9 +116,18 @@ function percent(share: number | undefined): string {
  * NODES: each node's utilization class and its share per resource (requested, or used per metrics.k8s.io), before →
  * after the plan.
  */
-function nodesSection(nodes: readonly NodeReport[], wide = false, measuredBy?: 'Requests' | 'Metrics'): string[] {
+function nodesSection(
+  nodes: readonly NodeReport[],
+  wide = false,
+  measuredBy?: 'Requests' | 'Metrics' | 'Prometheus',
+): string[] {
   const count = (c: NodeReport['class']): number => nodes.filter((n) => n.class === c).length;
-  const by = measuredBy === 'Metrics' ? ', cpu and memory used per metrics.k8s.io' : '';
+  const by =
+    measuredBy === 'Metrics'
+      ? ', cpu and memory used per metrics.k8s.io'
+      : measuredBy === 'Prometheus'
+        ? ', MetricResource per the Prometheus query'
+        : '';
   const out = [
     `NODES (${nodes.length}: ${count('over')} over, ${count('under')} under, ${count('appropriate')} appropriate${by})`,
   ];

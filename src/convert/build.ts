@@ -8,6 +8,7 @@ import { fieldPath } from './argTypes.js';
 import { evictionOf, evictorNotes } from './evictor.js';
 import { parseNodeSelector } from './nodeSelector.js';
 import type { ConvertedPolicy, EvictorSettings, PluginSettings } from './types.js';
+import { carryPrometheusProvider } from './prometheus.js';
 
 function obj(value: unknown): Obj {
   return isObj(value) ? value : {};
@@ -133,6 +134,7 @@ function policyOf(
     // The settings that have an equivalent in ours: each strategy knows its plugin's args.
     strategy.descheduler!.convertArgs(plugin.args, target, notes);
   }
+  carryPrometheusProvider(evictor.top, strategies, notes, sources);
   if (strategies['topologySpread'] === undefined) strategies['topologySpread'] = { enabled: false };
   const spec: Obj = { mode: 'DryRun' };
   const ns = group.scope.namespaces;

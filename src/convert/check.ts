@@ -14,6 +14,7 @@ const RENAMED: Readonly<Record<string, string>> = {
   'podLifeTime.maxPodLifeTime': 'maxPodLifeTimeSeconds',
   'failedPods.minPodLifetime': 'minPodLifetimeSeconds',
   'lowNodeUtilization.usage': 'metricsUtilization',
+  'lowNodeUtilization.prometheus': 'metricsUtilization.prometheus',
   'highNodeUtilization.usage': 'metricsUtilization',
   'topologySpread.includeSoftConstraints': 'constraints',
 };

@@ -58,11 +58,11 @@ export function evictorNotes(evictor: EvictorSettings): string[] {
       'evictionFailureEventNotification',
       'no counterpart needed: a failed eviction is always an Event (RebalanceEvictionFailed)',
     );
-  if (top['metricsCollector'] !== undefined || top['metricsProviders'] !== undefined)
+  // metricsProviders' Prometheus source goes with the strategy that reads it (convert/prometheus.ts).
+  if (top['metricsCollector'] !== undefined)
     note(
-      'metricsCollector/metricsProviders',
-      'not carried over: actual usage is read from metrics.k8s.io by the utilization strategies (usage: Metrics); ' +
-        'a Prometheus source has no counterpart yet',
+      'metricsCollector',
+      'no counterpart needed: the utilization strategies with usage: Metrics read metrics.k8s.io themselves',
     );
   return out;
 }

@@ -70,6 +70,9 @@ export function kubeApi(t: KubeTransport) {
           path: `/api/v1/namespaces/${enc(p.namespace)}/pods/${enc(p.name)}/eviction${query({ dryRun: p.dryRun })}`,
           body: p.body,
         }),
+      /** `usage: Prometheus`: the Secret holding the query's bearer token (the Role grants get in one namespace). */
+      readNamespacedSecret: (p: { namespace: string; name: string }) =>
+        get(`/api/v1/namespaces/${enc(p.namespace)}/secrets/${enc(p.name)}`),
       createNamespacedEvent: (p: { namespace: string; body: unknown }) =>
         t.json({ method: 'POST', path: `/api/v1/namespaces/${enc(p.namespace)}/events`, body: p.body }),
       patchNamespacedEvent: (p: { namespace: string; name: string; body: unknown }) =>

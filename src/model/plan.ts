@@ -91,7 +91,7 @@ export interface RebalancePlan {
   /** Only when a utilization strategy is enabled: every node's class and utilization. */
   readonly nodes?: readonly NodeReport[];
   /** Extension, with `nodes`: what its utilization measures, requests or metrics.k8s.io usage. */
-  readonly nodesMeasuredBy?: 'Requests' | 'Metrics';
+  readonly nodesMeasuredBy?: 'Requests' | 'Metrics' | 'Prometheus';
   /** Extension, only when some strategy could not plan: which, and why (never a silent fallback). */
   readonly degraded?: readonly DegradedStrategy[];
   readonly summary: {

@@ -392,6 +392,11 @@ export interface ClusterSnapshot {
    * saved cluster without NodeMetrics, or no policy asked for it).
    */
   readonly metrics?: UsageMetrics;
+  /**
+   * Node usage from a Prometheus query, for lowNodeUtilization with `usage: Prometheus`: absent when it was not read
+   * (no policy asked for it, or a saved cluster planned without `--usage-file`).
+   */
+  readonly nodeUsage?: NodeUsageQuery;
   /** The Kubernetes minor whose scheduler the placement follows; absent means the newest supported. */
   readonly kubeVersion?: KubeVersion;
 }
@@ -415,6 +420,28 @@ export interface UsageReading {
 export interface PodUsage {
   readonly usage: Resources;
   readonly node: string | undefined;
+}
+
+/** A Prometheus query's value for each node (`usage: Prometheus`), or why there is none. */
+export type NodeUsageQuery = NodeUsageValues | UsageUnavailable;
+
+export interface NodeUsageValues {
+  readonly available: true;
+  /** Node name (the samples' `instance` label) → the query's value, 0–1. */
+  readonly values: ReadonlyMap<string, number>;
+  /** When it was read (epoch ms). */
+  readonly readAt: number;
+  /** What was asked (the server and the query), for messages. */
+  readonly source: string;
+  /**
+   * Each pod's estimated part of its node's value, in percentage points (`namespace/name` → node and points), and
+   * the points per unit of request weight for pods the reading did not see; set by the planner when it first plans
+   * with the reading (planner/prometheusMeasure.ts), from the pods of that moment.
+   */
+  readonly parts?: {
+    readonly pods: ReadonlyMap<string, { readonly node: string; readonly points: number }>;
+    readonly perWeight: number;
+  };
 }
 
 export interface UsageUnavailable {

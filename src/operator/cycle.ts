@@ -24,8 +24,9 @@
 import type { Logger } from 'pino';
 import { violationCounts, type RebalancerMetrics } from '../metrics/metrics.js';
 import type { AbortReason, CycleResult } from '../metrics/names.js';
-import type { UsageMetrics } from '../model/types.js';
-import { usesMetrics } from '../planner/utilization.js';
+import type { NodeUsageQuery, UsageMetrics } from '../model/types.js';
+import { prometheusSourceOf, usesMetrics } from '../planner/utilization.js';
+import type { PrometheusSource } from '../strategies/types.js';
 import { STRATEGIES } from '../strategies/registry.js';
 import type { Policy } from '../policy/types.js';
 import type { Clock } from '../clock.js';
@@ -67,6 +68,8 @@ export interface PolicyControllerDeps {
   readonly readPolicy: (name: string) => Promise<PolicyEntry | undefined>;
   /** Reads metrics.k8s.io, for a cycle of a policy with `usage: Metrics` (never rejects: unavailable says why). */
   readonly readMetrics?: () => Promise<UsageMetrics>;
+  /** Runs a policy's Prometheus query, for a cycle of a policy with `usage: Prometheus` (never rejects). */
+  readonly readNodeUsage?: (source: PrometheusSource) => Promise<NodeUsageQuery>;
   /** Aborts every run (shutdown). */
   readonly stopSignal: AbortSignal;
 }
@@ -356,11 +359,7 @@ export class PolicyController {
     );
     let result: CycleResult = 'success';
     try {
-      // Once per cycle, only for a policy that measures by metrics (the metrics API has no watch).
-      const usage =
-        this.deps.readMetrics !== undefined && usesMetrics(runPolicy.spec, STRATEGIES)
-          ? await this.deps.readMetrics()
-          : undefined;
+      const readings = await this.readUsage(runPolicy.spec);
       const run = await new PolicyRun(
         { ...this.deps.run, metrics },
         {
@@ -373,7 +372,7 @@ export class PolicyController {
           onLoop: (loop) => this.onLoop(entry, policy, state, log, loop),
           ...this.landingOptions(entry, state, log),
           onFirstPlan: (outcome) => metrics.recordPlan(outcome.plan, { evicts }),
-          ...(usage !== undefined ? { metrics: usage } : {}),
+          ...readings,
         },
       ).run();
       result = this.finish(entry, state, run, log, metrics, { windowEnd: gate?.windowEnd, evicts });
@@ -392,6 +391,21 @@ export class PolicyController {
     metrics.observeCycle(name, seconds, result, trigger);
     if (this.live(name, state)) await this.syncStatus(name);
     return onceOutcome(result, state);
+  }
+
+  /**
+   * The usage readings a cycle's run measures by, read once per cycle and only for a policy that asks: metrics.k8s.io
+   * (the metrics API has no watch) and the policy's own Prometheus query.
+   */
+  private async readUsage(spec: Policy['spec']): Promise<{ metrics?: UsageMetrics; nodeUsage?: NodeUsageQuery }> {
+    const out: { metrics?: UsageMetrics; nodeUsage?: NodeUsageQuery } = {};
+    if (this.deps.readMetrics !== undefined && usesMetrics(spec, STRATEGIES))
+      out.metrics = await this.deps.readMetrics();
+    const source = prometheusSourceOf(spec, STRATEGIES);
+    if (source !== undefined && this.deps.readNodeUsage !== undefined) {
+      out.nodeUsage = await this.deps.readNodeUsage(source);
+    }
+    return out;
   }
 
   /** Metrics, totals, status fields and the summary Event of a finished run. */

@@ -33,6 +33,7 @@ import type { OnceResult, Operator } from './operatorApi.js';
 import { readClusterKubeVersion } from './clusterVersion.js';
 import { createKubeClients, type ThrottleListener } from '../kube/kubeClient.js';
 import { MetricsReader } from '../kube/metricsReader.js';
+import { PrometheusReader } from '../kube/prometheusReader.js';
 import {
   alwaysLeader,
   createLeaderElector,
@@ -202,6 +203,11 @@ export function createOperator(deps: OperatorDeps): Operator {
     onProblem: (message, reused) => logger.warn({ reused }, `metrics.k8s.io: ${message}`),
     onRecovered: () => logger.info('metrics.k8s.io: answering again'),
   });
+  const prometheusReader = new PrometheusReader(clients, {
+    clock,
+    onProblem: (message) => logger.warn(message),
+    onRecovered: () => logger.info('Prometheus: the query answers again'),
+  });
   const controller = new PolicyController({
     cache,
     clock,
@@ -212,6 +218,7 @@ export function createOperator(deps: OperatorDeps): Operator {
     stopSignal: stopping.signal,
     writeStatus: (name, status, resourceVersion) => writePolicyStatus(clients.custom, name, status, resourceVersion),
     readMetrics: () => metricsReader.read((namespace, name) => cache.pod(namespace, name)?.nodeName),
+    readNodeUsage: (source) => prometheusReader.read(source),
     readPolicy: async (name) => {
       const raw = await readPolicy(clients.custom, name);
       if (raw === undefined) return undefined;

@@ -28,7 +28,7 @@ export interface PlanReportInput {
   readonly domainCounts?: boolean;
   /** Every node's utilization class, when a utilization strategy is enabled. */
   readonly nodes?: readonly NodeReport[];
-  readonly nodesMeasuredBy?: 'Requests' | 'Metrics' | undefined;
+  readonly nodesMeasuredBy?: 'Requests' | 'Metrics' | 'Prometheus' | undefined;
   readonly degraded?: readonly DegradedStrategy[];
 }
 

@@ -5,6 +5,7 @@ import { analyze } from '../analysis/analyze.js';
 import { isPodTerminal } from '../model/pods.js';
 import type { ClusterSnapshot, PodInfo } from '../model/types.js';
 import { usageAfterMoves } from './usageMeasure.js';
+import { nodeUsageAfterMoves } from './prometheusMeasure.js';
 import type { Policy } from '../policy/types.js';
 import type { SchedulerProfile } from '../scheduling/profile.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
@@ -91,7 +92,14 @@ export function applyMoves(snapshot: ClusterSnapshot, moves: readonly Move[], se
     replaced.push({ move: m, replacement });
   });
   const metrics = snapshot.metrics?.available === true ? usageAfterMoves(snapshot.metrics, replaced) : undefined;
-  return { ...snapshot, pods, ...(metrics !== undefined ? { metrics } : {}) };
+  const nodeUsage =
+    snapshot.nodeUsage?.available === true ? nodeUsageAfterMoves(snapshot.nodeUsage, snapshot, replaced) : undefined;
+  return {
+    ...snapshot,
+    pods,
+    ...(metrics !== undefined ? { metrics } : {}),
+    ...(nodeUsage !== undefined ? { nodeUsage } : {}),
+  };
 }
 
 export function simulate(snapshot: ClusterSnapshot, policy: Policy, options: SimulationOptions): SimulationResult {

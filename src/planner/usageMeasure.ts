@@ -24,7 +24,7 @@ export const METRICS_RESOURCES: readonly string[] = ['cpu', 'memory'];
 export const METRICS_UNAVAILABLE = 'MetricsUnavailable';
 
 export interface UsageMeasure {
-  readonly source: 'Requests' | 'Metrics';
+  readonly source: 'Requests' | 'Metrics' | 'Prometheus';
   /** The nodes it can measure, in the snapshot's order. */
   readonly nodes: readonly NodeInfo[];
   /** The node's usage now, in the plan's state; `pods` is its number of pods. */

@@ -13,7 +13,13 @@ import { skewTuple } from '../model/spread.js';
 import type { NodeInfo, PodInfo, Resources } from '../model/types.js';
 import type { PolicySpec } from '../policy/types.js';
 import { configOf, type StrategyRegistry } from '../strategies/registry.js';
-import type { LoadContext, NodeClassification, ViolationCheck, ViolationRecord } from '../strategies/types.js';
+import type {
+  LoadContext,
+  NodeClassification,
+  PrometheusSource,
+  ViolationCheck,
+  ViolationRecord,
+} from '../strategies/types.js';
 import { utilizationOf } from '../strategies/utilization.js';
 import type { Planner } from './planner.js';
 import { compareCandidates } from './planner.js';
@@ -25,6 +31,7 @@ import {
   requestsMeasure,
   type UsageMeasure,
 } from './usageMeasure.js';
+import { prometheusMeasure, prometheusProblem } from './prometheusMeasure.js';
 
 /** Resources every node report shows, besides those a strategy's thresholds name. */
 const SHOWN = ['cpu', 'memory', 'pods'];
@@ -84,6 +91,15 @@ function breaksRule(
     : `its replacement on ${target.name} would break ${broken.strategy}: ${broken.reason}`;
 }
 
+/** Where the policy's enabled `usage: Prometheus` strategy reads (the operator queries it for the cycle), if any. */
+export function prometheusSourceOf(spec: PolicySpec, strategies: StrategyRegistry): PrometheusSource | undefined {
+  for (const s of strategies.load) {
+    const config = configOf(spec.strategies, s);
+    if (config.enabled && s.usage?.(config) === 'Prometheus') return s.prometheus?.(config);
+  }
+  return undefined;
+}
+
 /** Whether a policy has an enabled strategy measuring by metrics.k8s.io (the operator then reads it for the cycle). */
 export function usesMetrics(spec: PolicySpec, strategies: StrategyRegistry): boolean {
   return strategies.load.some((s) => {
@@ -97,7 +113,7 @@ export interface LoadOutcome {
   /** Each node's class and utilization, by the first classifying strategy and its measure. */
   readonly nodes: NodeReport[];
   /** How `nodes` was measured. */
-  readonly measuredBy: 'Requests' | 'Metrics' | undefined;
+  readonly measuredBy: 'Requests' | 'Metrics' | 'Prometheus' | undefined;
   /** The strategies that could not plan (`usage: Metrics` without metrics), and why. */
   readonly degraded: DegradedStrategy[];
 }
@@ -142,6 +158,15 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
         continue;
       }
       measure = metrics ??= metricsMeasure(planner, reading);
+    } else if (s.usage?.(config) === 'Prometheus') {
+      // One query per policy (the strategy's own), read by the operator for the cycle.
+      const problem = prometheusProblem(analysis.snapshot);
+      const usage = analysis.snapshot.nodeUsage;
+      if (problem !== undefined || usage === undefined || !usage.available) {
+        degraded.push({ strategy: s.name, reason: METRICS_UNAVAILABLE, message: problem ?? '' });
+        continue;
+      }
+      measure = prometheusMeasure(planner, usage);
     }
     const before = first === undefined ? new Map(nodes.map((n) => [n.name, measure.of(n)])) : undefined;
     const ctx: LoadContext = {

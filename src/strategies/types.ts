@@ -212,6 +212,19 @@ export interface NodeClassification {
   readonly classes: ReadonlyMap<string, NodeClass>;
 }
 
+/**
+ * Where a node's usage comes from: the requests of its pods (the descheduler's default), metrics.k8s.io, or (only
+ * lowNodeUtilization, as in the descheduler) a Prometheus query giving each node one value in 0–1.
+ */
+export type UsageSource = 'Requests' | 'Metrics' | 'Prometheus';
+
+/** Where `usage: Prometheus` reads: the server, the query, and the Secret holding the bearer token (if any). */
+export interface PrometheusSource {
+  readonly url?: string;
+  readonly query?: string;
+  readonly authToken?: { readonly secretReference: { readonly namespace: string; readonly name: string } };
+}
+
 /** A simulated landing, as a load strategy judges it: the scheduler's choice and the nodes it ties with. */
 export interface Landing {
   readonly target: NodeInfo;
@@ -268,8 +281,13 @@ export interface LoadStrategy<
   K extends string = string,
 > extends StrategyBase<C, K> {
   readonly kind: 'load';
-  /** Where node usage comes from (default Requests); with Metrics the planner measures by metrics.k8s.io. */
-  usage?(config: C): 'Requests' | 'Metrics';
+  /**
+   * Where node usage comes from (default Requests); with Metrics the planner measures by metrics.k8s.io, with
+   * Prometheus by the query `prometheus` names (read by the operator once per cycle).
+   */
+  usage?(config: C): UsageSource;
+  /** With `usage: Prometheus`: where to read. */
+  prometheus?(config: C): PrometheusSource;
   /** Plans the strategy's moves; returns the node classification it planned with, if it classifies nodes. */
   plan(ctx: LoadContext, config: C): NodeClassification | undefined;
 }

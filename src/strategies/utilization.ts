@@ -4,20 +4,67 @@
 import { labelKeyProblem } from '../model/labels.js';
 import { isObj, present, typeName, type Obj } from '../model/rawJson.js';
 import type { NodeInfo } from '../model/types.js';
-import type { LoadContext, SectionReader, Utilization } from './types.js';
+import type { LoadContext, PrometheusSource, SectionReader, UsageSource, Utilization } from './types.js';
 
 /** Percent of allocatable (0–100) per resource name. */
 export type ResourcePercents = Readonly<Record<string, number>>;
 
-/** Where a node's usage comes from: the requests of its pods (the descheduler's default), or metrics.k8s.io. */
-export type UsageSource = 'Requests' | 'Metrics';
+export type { PrometheusSource, UsageSource };
 export const USAGE_SOURCES: readonly UsageSource[] = ['Requests', 'Metrics'];
+export const LOW_USAGE_SOURCES: readonly UsageSource[] = ['Requests', 'Metrics', 'Prometheus'];
+
+/**
+ * The one resource a Prometheus query measures, named as the descheduler names it: the node's value as a percentage,
+ * out of 100 on every node.
+ */
+export const METRIC_RESOURCE = 'MetricResource';
+
+/** Reads `<path>.prometheus` (url, query, authToken.secretReference.{namespace,name}); {} when absent. */
+export function readPrometheusSource(
+  r: SectionReader,
+  section: Obj | undefined,
+  path: string,
+): PrometheusSource | undefined {
+  const value = section?.['prometheus'];
+  if (!present(value)) return undefined;
+  const field = `${path}.prometheus`;
+  const o = r.objectValue(value, field, ['url', 'query', 'authToken']);
+  if (o === undefined) return undefined;
+  const url = r.string(o, 'url', field);
+  if (url !== undefined && !/^https?:\/\/[^/\s]+/.test(url)) {
+    r.fail(`${field}.url`, `must be an http:// or https:// URL of the Prometheus server (got "${url}")`);
+  }
+  const query = r.string(o, 'query', field);
+  if (query !== undefined && query.trim() === '') r.fail(`${field}.query`, 'must not be empty');
+  let authToken: PrometheusSource['authToken'];
+  const token = o['authToken'];
+  if (present(token)) {
+    const t = r.objectValue(token, `${field}.authToken`, ['secretReference']);
+    const ref = t?.['secretReference'];
+    const refField = `${field}.authToken.secretReference`;
+    if (t !== undefined && !present(ref)) r.fail(refField, 'is required (the Secret holding the token)');
+    const s = present(ref) ? r.objectValue(ref, refField, ['namespace', 'name']) : undefined;
+    if (s !== undefined) {
+      const namespace = r.string(s, 'namespace', refField);
+      const name = r.string(s, 'name', refField);
+      if (namespace === undefined || namespace === '') r.fail(`${refField}.namespace`, 'is required');
+      if (name === undefined || name === '') r.fail(`${refField}.name`, 'is required');
+      if (namespace && name) authToken = { secretReference: { namespace, name } };
+    }
+  }
+  return {
+    ...(url !== undefined ? { url } : {}),
+    ...(query !== undefined ? { query } : {}),
+    ...(authToken !== undefined ? { authToken } : {}),
+  };
+}
 
 const STANDARD = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
 
 /** Why a thresholds key is not a resource name (cpu, memory, pods, ephemeral-storage, hugepages-*, or domain/name). */
-function resourceNameProblem(name: string): string | undefined {
+function resourceNameProblem(name: string, metric: boolean): string | undefined {
   if (STANDARD.has(name) || /^hugepages-[0-9A-Za-z.]+$/.test(name)) return undefined;
+  if (metric && name === METRIC_RESOURCE) return undefined;
   if (!name.includes('/')) {
     return 'must be cpu, memory, pods, ephemeral-storage or an extended resource (domain/name, e.g. nvidia.com/gpu)';
   }
@@ -31,6 +78,8 @@ export function readThresholds(
   section: Obj | undefined,
   key: string,
   path: string,
+  /** MetricResource is a name here (lowNodeUtilization, whose usage may be Prometheus). */
+  metric = false,
 ): ResourcePercents | undefined {
   const value = section?.[key];
   if (!present(value)) return undefined;
@@ -41,7 +90,7 @@ export function readThresholds(
   const out: Record<string, number> = {};
   let ok = true;
   for (const [name, percent] of entries) {
-    const problem = resourceNameProblem(name);
+    const problem = resourceNameProblem(name, metric);
     if (problem !== undefined) {
       ok = r.fail(`${field}.${name}`, problem) ?? false;
     } else if (typeof percent !== 'number' || !Number.isFinite(percent) || percent < 0 || percent > 100) {
@@ -62,8 +111,12 @@ export function resourcesOf(thresholds: ResourcePercents): string[] {
   return Object.keys(thresholds).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** The node's allocatable amount of a resource (`pods` included); 0 when it does not offer it. */
+/**
+ * The node's allocatable amount of a resource (`pods` included); 0 when it does not offer it. MetricResource is a
+ * percentage: 100 on every node, as the descheduler counts it.
+ */
 export function allocatableOf(node: NodeInfo, resource: string): number {
+  if (resource === METRIC_RESOURCE) return 100;
   return node.allocatable[resource] ?? 0;
 }
 
@@ -183,15 +236,21 @@ export function copyThresholds(args: Obj, section: Obj, key: string): void {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) section[key] = { ...value };
 }
 
-/** metricsUtilization: metrics-server / KubernetesMetrics is usage: Metrics; Prometheus has no equivalent. */
-export function convertUsage(args: Obj, section: Obj, notes: string[], plugin: string): void {
+/**
+ * metricsUtilization: metrics-server / KubernetesMetrics is usage: Metrics; a Prometheus query is usage: Prometheus
+ * with the query (lowNodeUtilization only, as in the descheduler; the server and token come from the policy's
+ * metricsProviders, convert/prometheus.ts).
+ */
+export function convertUsage(args: Obj, section: Obj, notes: string[], plugin: string, prometheus = false): void {
   const m = args['metricsUtilization'];
   if (typeof m !== 'object' || m === null) return;
   const metrics = m as Obj;
   if (metrics['metricsServer'] === true || metrics['source'] === 'KubernetesMetrics') section['usage'] = 'Metrics';
-  else if (metrics['source'] === 'Prometheus') {
-    notes.push(
-      `${plugin}.metricsUtilization: Prometheus queries are not read; node usage comes from requests or metrics.k8s.io`,
-    );
+  else if (metrics['source'] === 'Prometheus' && prometheus) {
+    section['usage'] = 'Prometheus';
+    const query = isObj(metrics['prometheus']) ? metrics['prometheus']['query'] : undefined;
+    section['prometheus'] = query === undefined ? {} : { query };
+  } else if (metrics['source'] === 'Prometheus') {
+    notes.push(`${plugin}.metricsUtilization: a Prometheus source is read by LowNodeUtilization only`);
   }
 }

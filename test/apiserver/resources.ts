@@ -317,6 +317,14 @@ export function builtinResources(): ResourceDef[] {
       namespaced: false,
       shortNames: ['pc'],
     }),
+    // usage: Prometheus reads its bearer token from a Secret.
+    defineResource({
+      group: '',
+      version: 'v1',
+      resource: 'secrets',
+      kind: 'Secret',
+      namespaced: true,
+    }),
     defineResource({
       group: 'coordination.k8s.io',
       version: 'v1',

@@ -76,6 +76,7 @@ function at(raw: Json, path: string): unknown {
 }
 
 const LNU = { thresholds: { cpu: 20 }, targetThresholds: { cpu: 50 } };
+const PROM_LNU = { thresholds: { MetricResource: 20 }, targetThresholds: { MetricResource: 50 } };
 
 describe('convert: values the CRD (or the descheduler) would refuse are exit 2 naming the field', () => {
   it.each<readonly [string, Json, RegExp]>([
@@ -152,6 +153,24 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       'evictionLimits.node -1',
       policy('LowNodeUtilization', { ...LNU, evictionLimits: { node: -1 } }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.evictionLimits\.node: must be an integer ≥ 0/,
+    ],
+    [
+      'a Prometheus metricsUtilization with cpu thresholds (the descheduler takes MetricResource only)',
+      policy(
+        'LowNodeUtilization',
+        { ...LNU, metricsUtilization: { source: 'Prometheus', prometheus: { query: 'q' } } },
+        {},
+        { metricsProviders: [{ source: 'Prometheus', prometheus: { url: 'http://prometheus:9090' } }] },
+      ),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.thresholds: must name only MetricResource with usage: Prometheus/,
+    ],
+    [
+      'a Prometheus metricsUtilization without a Prometheus metrics provider',
+      policy('LowNodeUtilization', {
+        ...PROM_LNU,
+        metricsUtilization: { source: 'Prometheus', prometheus: { query: 'q' } },
+      }),
+      /: metricsProviders: is required with usage: Prometheus/,
     ],
     [
       'a namespace name the API would refuse',
@@ -369,6 +388,37 @@ describe('convert: each field carried over', () => {
       'Metrics',
     ],
     [
+      'LowNodeUtilization metricsUtilization Prometheus, with metricsProviders',
+      policy(
+        'LowNodeUtilization',
+        { ...PROM_LNU, metricsUtilization: { source: 'Prometheus', prometheus: { query: 'instance:cpu:rate5m' } } },
+        {},
+        {
+          metricsProviders: [
+            { source: 'KubernetesMetrics' },
+            {
+              source: 'Prometheus',
+              prometheus: {
+                url: 'https://prometheus-k8s.monitoring.svc:9091',
+                authToken: { secretReference: { namespace: 'kube-rebalancer', name: 'prom-token' } },
+              },
+            },
+          ],
+        },
+      ),
+      'spec.strategies.lowNodeUtilization',
+      {
+        enabled: true,
+        ...PROM_LNU,
+        usage: 'Prometheus',
+        prometheus: {
+          query: 'instance:cpu:rate5m',
+          url: 'https://prometheus-k8s.monitoring.svc:9091',
+          authToken: { secretReference: { namespace: 'kube-rebalancer', name: 'prom-token' } },
+        },
+      },
+    ],
+    [
       'LowNodeUtilization evictableNamespaces',
       policy('LowNodeUtilization', { ...LNU, evictableNamespaces: { exclude: ['batch'] } }),
       'spec.namespaces',
@@ -542,9 +592,46 @@ describe('convert: each field noted where it cannot carry over', () => {
       'evictionFailureEventNotification: no counterpart needed: ',
     ],
     [
-      'metricsProviders',
-      policy('RemoveDuplicates', {}, {}, { metricsProviders: [{ source: 'KubernetesMetrics' }] }),
-      'metricsCollector/metricsProviders: not carried over: ',
+      'metricsProviders Prometheus without a LowNodeUtilization reading it',
+      policy(
+        'RemoveDuplicates',
+        {},
+        {},
+        { metricsProviders: [{ source: 'Prometheus', prometheus: { url: 'http://p' } }] },
+      ),
+      'metricsProviders[0]: not carried over: ',
+    ],
+    [
+      'metricsCollector',
+      policy('RemoveDuplicates', {}, {}, { metricsCollector: { enabled: true } }),
+      'metricsCollector: no counterpart needed: ',
+    ],
+    [
+      'metricsProviders Prometheus without authToken',
+      policy(
+        'LowNodeUtilization',
+        { ...PROM_LNU, metricsUtilization: { source: 'Prometheus', prometheus: { query: 'q' } } },
+        {},
+        { metricsProviders: [{ source: 'Prometheus', prometheus: { url: 'http://p:9090' } }] },
+      ),
+      "metricsProviders[0].prometheus: without authToken the descheduler sends its service account's token",
+    ],
+    [
+      'metricsProviders Prometheus authToken',
+      policy(
+        'LowNodeUtilization',
+        { ...PROM_LNU, metricsUtilization: { source: 'Prometheus', prometheus: { query: 'q' } } },
+        {},
+        {
+          metricsProviders: [
+            {
+              source: 'Prometheus',
+              prometheus: { url: 'http://p:9090', authToken: { secretReference: { namespace: 'x', name: 'y' } } },
+            },
+          ],
+        },
+      ),
+      "metricsProviders[0].prometheus.authToken: the Secret (key prometheusAuthToken) must be in kube-rebalancer's namespace",
     ],
     [
       'DefaultEvictor.evictDaemonSetPods',
@@ -564,14 +651,6 @@ describe('convert: each field noted where it cannot carry over', () => {
       'DefaultEvictor.priorityThreshold with evictSystemCriticalPods (the descheduler ignores it then)',
       policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true, priorityThreshold: { value: 100 } }),
       'priorityThreshold: not carried over: with the SystemCriticalPods protection off',
-    ],
-    [
-      'LowNodeUtilization Prometheus',
-      policy('LowNodeUtilization', {
-        ...LNU,
-        metricsUtilization: { source: 'Prometheus', prometheus: { query: 'q' } },
-      }),
-      'LowNodeUtilization.metricsUtilization: ',
     ],
     [
       'HighNodeUtilization evictionModes',

@@ -65,6 +65,8 @@ const METHODS: Readonly<Record<string, Access | readonly Access[]>> = {
   patchNamespacedEvent: { verb: 'patch', group: '', resource: 'events' },
   patchClusterCustomObjectStatus: { verb: 'patch', group: 'rebalancer.dev', resource: 'rebalancepolicies/status' },
   readNamespacedLease: { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: OPERATOR_NAMESPACE },
+  // usage: Prometheus: the bearer token's Secret, in the operator's namespace only (src/kube/prometheusReader.ts).
+  readNamespacedSecret: { verb: 'get', group: '', resource: 'secrets', namespace: OPERATOR_NAMESPACE },
   createNamespacedLease: {
     verb: 'create',
     group: 'coordination.k8s.io',
@@ -230,6 +232,29 @@ async function recordedScenario(): Promise<Map<string, Access>> {
     mode: 'DryRun',
     strategies: { lowNodeUtilization: { enabled: true, usage: 'Metrics' } },
   });
+  // A policy measuring by a Prometheus query: its cycle reads the token's Secret (the query itself fails, no server).
+  s.store.create({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'prometheus-token', namespace: OPERATOR_NAMESPACE },
+    data: { prometheusAuthToken: Buffer.from('token').toString('base64') },
+  });
+  createPolicy(s, 'by-query', {
+    mode: 'DryRun',
+    strategies: {
+      lowNodeUtilization: {
+        enabled: true,
+        usage: 'Prometheus',
+        thresholds: { MetricResource: 30 },
+        targetThresholds: { MetricResource: 60 },
+        prometheus: {
+          url: 'http://127.0.0.1:9',
+          query: 'node_usage',
+          authToken: { secretReference: { namespace: OPERATOR_NAMESPACE, name: 'prometheus-token' } },
+        },
+      },
+    },
+  });
   const mark = s.stats.mark();
   const leader = startOperator(s, { identity: 'a', leaderElect: true });
   operators.push(leader);
@@ -239,6 +264,7 @@ async function recordedScenario(): Promise<Map<string, Access>> {
   await leader.operator.tick('balance');
   await leader.operator.tick('balance');
   await leader.operator.tick('by-usage');
+  await leader.operator.tick('by-query');
   await waitFor(() => s.stats.count({ verb: 'patch', resource: 'events' }, mark) > 0, 5000, 'an aggregated Event');
   updatePolicySpec(s, 'balance', (spec) => {
     spec['mode'] = 'Evict';
@@ -259,7 +285,7 @@ async function recordedScenario(): Promise<Map<string, Access>> {
       verb: r.verb,
       group: r.group,
       resource: r.resource,
-      ...(r.resource === 'leases' ? { namespace: r.namespace ?? '' } : {}),
+      ...(r.resource === 'leases' || r.resource === 'secrets' ? { namespace: r.namespace ?? '' } : {}),
     };
     recorded.set(key(access), access);
   }

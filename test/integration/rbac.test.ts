@@ -5,7 +5,8 @@
 // resource of the removed rule), so the grant is exactly what the operator uses. The scenario includes the checks of a
 // /metrics request (TokenReview, SubjectAccessReview), so their grants are held to the same rule, and a cycle of a
 // `usage: Metrics` policy (a list of metrics.k8s.io nodes and pods: with no metrics-server here the allowed answer is
-// 404, the refused one 403). Resources are told apart by API group (core nodes are not metrics.k8s.io nodes).
+// 404, the refused one 403) and of a `usage: Prometheus` policy (a get of its token's Secret in the operator's
+// namespace). Resources are told apart by API group (core nodes are not metrics.k8s.io nodes).
 import type { IncomingMessage } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
 import { createDelegatingAuth } from '../../src/serving/delegatingAuth.js';
@@ -89,6 +90,30 @@ describe.skipIf(!controlPlaneAvailable())('the shipped RBAC on a real API server
         lowNodeUtilization: { enabled: true, usage: 'Metrics' },
       },
     });
+    // usage: Prometheus: each cycle gets the token's Secret in the operator's namespace (the query then fails: no
+    // Prometheus here, which only makes the policy Degraded).
+    await c.core.createNamespacedSecret({
+      namespace: OPERATOR_NAMESPACE,
+      body: { metadata: { name: 'prometheus-token' }, stringData: { prometheusAuthToken: 'token' } },
+    });
+    await createPolicy(c, 'rbac-prometheus', {
+      mode: 'DryRun',
+      namespaces: { include: ['rbac'] },
+      strategies: {
+        topologySpread: { enabled: false },
+        lowNodeUtilization: {
+          enabled: true,
+          usage: 'Prometheus',
+          thresholds: { MetricResource: 30 },
+          targetThresholds: { MetricResource: 60 },
+          prometheus: {
+            url: 'http://127.0.0.1:9',
+            query: 'instance:node_cpu_utilisation:rate5m',
+            authToken: { secretReference: { namespace: OPERATOR_NAMESPACE, name: 'prometheus-token' } },
+          },
+        },
+      },
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -116,6 +141,7 @@ describe.skipIf(!controlPlaneAvailable())('the shipped RBAC on a real API server
     await op.operator.tick(policy);
     await op.operator.tick(policy);
     await op.operator.tick('rbac-metrics');
+    await op.operator.tick('rbac-prometheus');
     const auth = createDelegatingAuth({ api: op.operator.authReviews });
     const token = operatorKc.getCurrentUser()?.token ?? '';
     const scrape = { headers: { authorization: `Bearer ${token}` }, method: 'GET' } as unknown as IncomingMessage;

@@ -186,6 +186,26 @@ const CEL_INTENTS: Readonly<Record<string, CelIntent>> = {
       self['protectedStorageClasses'].length === 0 ||
       self['evictPodsWithPVC'] === false,
   },
+  'usage: Prometheus needs prometheus.url and prometheus.query': {
+    path: '.spec.strategies.lowNodeUtilization',
+    rule: "!has(self.usage) || self.usage != 'Prometheus' || (has(self.prometheus) && has(self.prometheus.url) && has(self.prometheus.query))",
+    intent: (self) =>
+      self.usage !== 'Prometheus' ||
+      (has(self, 'prometheus') && has(self.prometheus, 'url') && has(self.prometheus, 'query')),
+  },
+  "with usage: Prometheus, thresholds and targetThresholds name only MetricResource (the query's value in percent); without it, neither names it":
+    {
+      path: '.spec.strategies.lowNodeUtilization',
+      rule: "(has(self.usage) && self.usage == 'Prometheus') ? ((!has(self.thresholds) || (self.thresholds.size() == 1 && 'MetricResource' in self.thresholds)) && (!has(self.targetThresholds) || (self.targetThresholds.size() == 1 && 'MetricResource' in self.targetThresholds))) : ((!has(self.thresholds) || !('MetricResource' in self.thresholds)) && (!has(self.targetThresholds) || !('MetricResource' in self.targetThresholds)))",
+      intent: (self) =>
+        ['thresholds', 'targetThresholds'].every((key) => {
+          if (!has(self, key)) return true;
+          const names = Object.keys(self[key]);
+          return self.usage === 'Prometheus'
+            ? names.length === 1 && names[0] === 'MetricResource'
+            : !names.includes('MetricResource');
+        }),
+    },
   'priorityThreshold must set exactly one of value and className': {
     path: '.spec.eviction.priorityThreshold',
     rule: 'has(self.value) != has(self.className)',

@@ -25,6 +25,9 @@ export const INVALID_SAMPLES: Readonly<Record<string, { readonly openApi: string
   'include-and-exclude-overlap.yaml': {
     cel: '.spec.namespaces: namespaces.include and namespaces.exclude must not share a namespace',
   },
+  'prometheus-with-cpu-thresholds.yaml': {
+    cel: ".spec.strategies.lowNodeUtilization: with usage: Prometheus, thresholds and targetThresholds name only MetricResource (the query's value in percent); without it, neither names it",
+  },
   'exists-with-values.yaml': {
     cel: '.spec.podSelector.matchExpressions[0]: values must be empty for operators Exists and DoesNotExist',
   },

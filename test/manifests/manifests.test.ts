@@ -312,6 +312,8 @@ describe('manifests: files', () => {
         'PodDisruptionBudget',
         'PrometheusRule',
         'Role',
+        'Role',
+        'RoleBinding',
         'RoleBinding',
         'Service',
         'ServiceAccount',
@@ -438,7 +440,9 @@ describe('manifests: Deployment', () => {
   it('runs as the ServiceAccount the RBAC bindings name', () => {
     const account = installedObject('ServiceAccount');
     expect(podSpec.serviceAccountName).toBe(account.metadata.name);
-    for (const binding of [installedObject('ClusterRoleBinding'), installedObject('RoleBinding')]) {
+    const bindings = installed.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding');
+    expect(bindings).toHaveLength(3);
+    for (const binding of bindings) {
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: account.metadata.name, namespace: NAMESPACE }]);
     }
   });
@@ -577,9 +581,15 @@ describe('manifests: RBAC', () => {
   });
 
   it('grants leases for leader election in its own namespace only', () => {
-    const role = installedObject('Role');
+    const role = installedObject('Role', 'kube-rebalancer-leader-election');
     expect(role.metadata.namespace).toBe(NAMESPACE);
     expect(grants(role)).toEqual(['get', 'create', 'update'].map((v) => `coordination.k8s.io/leases:${v}`).sort());
+  });
+
+  it('grants get on Secrets (the Prometheus token of usage: Prometheus) in its own namespace only', () => {
+    const role = installedObject('Role', 'kube-rebalancer-prometheus-token');
+    expect(role.metadata.namespace).toBe(NAMESPACE);
+    expect(grants(role)).toEqual(['/secrets:get']);
   });
 
   it('binds each role to the operator', () => {
@@ -588,11 +598,13 @@ describe('manifests: RBAC', () => {
       kind: 'ClusterRole',
       name: installedObject('ClusterRole', 'kube-rebalancer').metadata.name,
     });
-    expect(installedObject('RoleBinding').roleRef).toEqual({
-      apiGroup: 'rbac.authorization.k8s.io',
-      kind: 'Role',
-      name: installedObject('Role').metadata.name,
-    });
+    for (const name of ['kube-rebalancer-leader-election', 'kube-rebalancer-prometheus-token']) {
+      expect(installedObject('RoleBinding', name).roleRef).toEqual({
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: installedObject('Role', name).metadata.name,
+      });
+    }
   });
 });
 

@@ -52,7 +52,9 @@ import type { EvictionResult } from '../../metrics/names.js';
 import { isPodTerminal } from '../../model/pods.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycle, type Move } from '../../planner/plan.js';
+import { apportion } from '../../planner/prometheusMeasure.js';
 import type { RebalancePlan } from '../../model/plan.js';
+import type { NodeUsageQuery } from '../../model/types.js';
 import { STRATEGIES } from '../../strategies/registry.js';
 import { waitForBudget } from './budgetWait.js';
 import { pdbWaitKey, workloadWaitKey } from '../clusterCache.js';
@@ -93,6 +95,8 @@ export class PolicyRun {
   private readonly halt: RunHalt;
   private readonly sender: RetryingEvictions;
   private degraded: Degradation | undefined;
+  /** The run's Prometheus reading (`usage: Prometheus`), with the pods' parts of the first plan. */
+  private nodeUsage: NodeUsageQuery | undefined;
   private readonly order = new LandingOrder();
   private readonly landings = new Set<Promise<void>>();
 
@@ -138,7 +142,13 @@ export class PolicyRun {
   private plan(): RunPlan {
     const cached =
       this.projection?.snapshot ?? this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
-    const snapshot = this.opts.metrics === undefined ? cached : { ...cached, metrics: this.opts.metrics };
+    const measured = this.opts.metrics === undefined ? cached : { ...cached, metrics: this.opts.metrics };
+    // Each pod's part of its node's Prometheus value is set from the pods of the first plan, and kept for the run.
+    const usage = this.opts.nodeUsage;
+    if (usage !== undefined && this.nodeUsage === undefined) {
+      this.nodeUsage = usage.available ? apportion(usage, measured) : usage;
+    }
+    const snapshot = this.nodeUsage === undefined ? measured : { ...measured, nodeUsage: this.nodeUsage };
     const held = this.holds.merged(
       this.opts.held,
       this.lanes.workloads(),

@@ -3,7 +3,7 @@
 // the machinery, and executor.ts stays a size one can read in a sitting.
 import type { Logger } from 'pino';
 import type { RebalancerMetrics } from '../../metrics/metrics.js';
-import type { UsageMetrics } from '../../model/types.js';
+import type { NodeUsageQuery, UsageMetrics } from '../../model/types.js';
 import type { PlanOutcome } from '../../planner/plan.js';
 import type { Policy } from '../../policy/types.js';
 import type { SchedulerProfile } from '../../scheduling/profile.js';
@@ -60,6 +60,8 @@ export interface RunOptions {
    * Every plan of the run uses it; the planner brings it up to date with the pods evicted and replaced since.
    */
   readonly metrics?: UsageMetrics;
+  /** The cycle's Prometheus reading, for `usage: Prometheus` (the policy's query, read once per cycle). */
+  readonly nodeUsage?: NodeUsageQuery;
   /** A replacement's landing was checked against its prediction (paced runs). */
   readonly onLanding?: (landing: Landing) => void;
   /**

@@ -1,6 +1,14 @@
 // spec.strategies.lowNodeUtilization: its type, defaults and validation (the descheduler's LowNodeUtilizationArgs).
 import type { PolicySection, StrategyConfig } from '../types.js';
-import { readThresholds, USAGE_SOURCES, type ResourcePercents, type UsageSource } from '../utilization.js';
+import {
+  LOW_USAGE_SOURCES,
+  METRIC_RESOURCE,
+  readPrometheusSource,
+  readThresholds,
+  type PrometheusSource,
+  type ResourcePercents,
+  type UsageSource,
+} from '../utilization.js';
 
 export interface LowNodeUtilizationConfig extends StrategyConfig {
   /** A node at or below ALL of these (percent of allocatable) is underutilized: replacements go there. */
@@ -12,10 +20,20 @@ export interface LowNodeUtilizationConfig extends StrategyConfig {
   /** Act only when more nodes than this are underutilized. */
   readonly numberOfNodes: number;
   readonly usage: UsageSource;
+  /** With `usage: Prometheus`: the server, the query (one value in 0–1 per node) and the token's Secret. */
+  readonly prometheus: PrometheusSource;
 }
 
 export const lowNodeUtilizationSection: PolicySection<LowNodeUtilizationConfig> = {
-  fields: ['enabled', 'thresholds', 'targetThresholds', 'useDeviationThresholds', 'numberOfNodes', 'usage'],
+  fields: [
+    'enabled',
+    'thresholds',
+    'targetThresholds',
+    'useDeviationThresholds',
+    'numberOfNodes',
+    'usage',
+    'prometheus',
+  ],
   defaults: {
     // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
@@ -29,10 +47,14 @@ export const lowNodeUtilizationSection: PolicySection<LowNodeUtilizationConfig> 
     numberOfNodes: 0,
     // Requests are what the scheduler places by, so a replacement's landing can be predicted from them.
     usage: 'Requests',
+    // Read only with `usage: Prometheus`, which needs its url and query.
+    prometheus: {},
   },
   read(r, section, path) {
-    const thresholds = readThresholds(r, section, 'thresholds', path);
-    const targetThresholds = readThresholds(r, section, 'targetThresholds', path);
+    const thresholds = readThresholds(r, section, 'thresholds', path, true);
+    const targetThresholds = readThresholds(r, section, 'targetThresholds', path, true);
+    const usage = r.oneOf(section, 'usage', path, LOW_USAGE_SOURCES);
+    const prometheus = readPrometheusSource(r, section, path);
     const useDeviationThresholds = r.bool(section, 'useDeviationThresholds', path);
     const d = lowNodeUtilizationSection.defaults;
     const low = thresholds ?? d.thresholds;
@@ -52,13 +74,34 @@ export const lowNodeUtilizationSection: PolicySection<LowNodeUtilizationConfig> 
         }
       }
     }
+    // The descheduler's Prometheus rules: a query and its server, and one resource, MetricResource, the query's value.
+    const byQuery = usage === 'Prometheus';
+    if (byQuery) {
+      if (prometheus?.url === undefined) r.fail(`${path}.prometheus.url`, 'is required with usage: Prometheus');
+      if (prometheus?.query === undefined) r.fail(`${path}.prometheus.query`, 'is required with usage: Prometheus');
+    }
+    for (const [key, percents] of [
+      ['thresholds', low],
+      ['targetThresholds', high],
+    ] as const) {
+      const names = Object.keys(percents);
+      if (byQuery && (names.length !== 1 || names[0] !== METRIC_RESOURCE)) {
+        r.fail(
+          `${path}.${key}`,
+          `must name only ${METRIC_RESOURCE} with usage: Prometheus (the query's value per node, in percent; got ${names.join(', ')})`,
+        );
+      } else if (!byQuery && names.includes(METRIC_RESOURCE)) {
+        r.fail(`${path}.${key}.${METRIC_RESOURCE}`, 'is measured only with usage: Prometheus');
+      }
+    }
     return {
       enabled: r.bool(section, 'enabled', path),
       thresholds,
       targetThresholds,
       useDeviationThresholds,
       numberOfNodes: r.integer(section, 'numberOfNodes', path, 0),
-      usage: r.oneOf(section, 'usage', path, USAGE_SOURCES),
+      usage,
+      prometheus,
     };
   },
 };

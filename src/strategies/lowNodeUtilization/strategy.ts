@@ -302,6 +302,7 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
   policy: lowNodeUtilizationSection,
 
   usage: (config) => config.usage,
+  prometheus: (config) => config.prometheus,
 
   plan(ctx, config): NodeClassification | undefined {
     const { resources, nodes, usage, high, classes } = classifyLow(ctx, config);
@@ -325,7 +326,7 @@ export const lowNodeUtilization: LoadStrategy<LowNodeUtilizationConfig, 'lowNode
       if (typeof args['useDeviationThresholds'] === 'boolean')
         section['useDeviationThresholds'] = args['useDeviationThresholds'];
       if (typeof args['numberOfNodes'] === 'number') section['numberOfNodes'] = args['numberOfNodes'];
-      convertUsage(args, section, notes, NAME);
+      convertUsage(args, section, notes, NAME, true);
       // evictionLimits.node becomes the policy's eviction.maxPerNode (convert gives the plugin its own policy for it).
       const limits = args['evictionLimits'];
       for (const key of Object.keys(limits !== null && typeof limits === 'object' ? limits : {}))
