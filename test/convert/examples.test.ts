@@ -213,7 +213,7 @@ describe('convert: scopes, selectors and quoting', () => {
       stderr: (s) => (err += s),
     });
     expect(code).toBe(0);
-    expect(err).toContain('note: profilename: metricsCollector/metricsProviders: not carried over: ');
+    expect(err).toContain('note: profilename: metricsProviders[0]: not carried over: ');
     expect(err).toContain('note: profilename: name: "profilename" for the profile "ProfileName": ');
     expect(err).toContain("note: profilename: eviction.maxPerWorkload: 1, kube-rebalancer's default: ");
     expect(err).not.toMatch(/minReplicas: not carried over|gracePeriodSeconds: not carried over/);
