@@ -15,8 +15,11 @@ const HEADER = 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerC
 const SPEC = { ...DEFAULT_POLICY.spec, namespaces: { include: [], exclude: [] } };
 const OTHER = 'which the scheduler configuration given to kube-rebalancer does not describe';
 
-/** default-scheduler spreads (LeastAllocated), bin-packer packs (MostAllocated), no-taints ignores NoSchedule taints. */
-const TWO_STRATEGIES =
+/**
+ * default-scheduler spreads (LeastAllocated), bin-packer packs (MostAllocated), no-taints ignores NoSchedule taints,
+ * dongles does not count example.com/dongle (NodeResourcesFit ignoredResources).
+ */
+const PROFILES =
   HEADER +
   'profiles:\n' +
   '- schedulerName: default-scheduler\n' +
@@ -25,7 +28,9 @@ const TWO_STRATEGIES =
   '  - name: NodeResourcesFit\n' +
   '    args: {scoringStrategy: {type: MostAllocated}}\n' +
   '- schedulerName: no-taints\n' +
-  '  plugins: {filter: {disabled: [{name: TaintToleration}]}}\n';
+  '  plugins: {filter: {disabled: [{name: TaintToleration}]}}\n' +
+  '- schedulerName: dongles\n' +
+  '  pluginConfig: [{name: NodeResourcesFit, args: {ignoredResources: [example.com/dongle]}}]\n';
 
 function parsed(text: string) {
   const result = parseSchedulerConfig(text, 'sched.yaml');
@@ -55,8 +60,8 @@ function landing(incoming: PodBuilder, setting: SchedulerSetting): string {
 
 describe('every profile is read, by its schedulerName', () => {
   it('holds a profile per schedulerName; the single-profile view is default-scheduler’s', () => {
-    const result = parsed(TWO_STRATEGIES);
-    expect([...result.profiles.byName.keys()]).toEqual(['default-scheduler', 'bin-packer', 'no-taints']);
+    const result = parsed(PROFILES);
+    expect([...result.profiles.byName.keys()]).toEqual(['default-scheduler', 'bin-packer', 'no-taints', 'dongles']);
     expect(result.profile.fitScoring.type).toBe('LeastAllocated');
     expect(profileFor(result.profiles, undefined)).toBe(result.profile);
     expect(profileFor(result.profiles, 'bin-packer')?.fitScoring.type).toBe('MostAllocated');
@@ -104,7 +109,7 @@ describe('every profile is read, by its schedulerName', () => {
 });
 
 describe('a pod’s replacement is placed by its own scheduler’s profile', () => {
-  const profiles = parsed(TWO_STRATEGIES).profiles;
+  const profiles = parsed(PROFILES).profiles;
   it.each([
     { scenario: 'default-scheduler (LeastAllocated): the empty node', pod: pod('new'), expected: 'a' },
     {
@@ -121,6 +126,16 @@ describe('a pod’s replacement is placed by its own scheduler’s profile', () 
       scenario: 'no-taints (TaintToleration filter off): the tainted empty node ties with the other empty one',
       pod: pod('new').scheduler('no-taints'),
       expected: 'a,c',
+    },
+    {
+      scenario: 'default-scheduler, a pod requesting a resource no node offers: nowhere',
+      pod: pod('new').requests({ cpu: '1', memory: '1Gi', 'example.com/dongle': '1' }),
+      expected: 'none: no node can take a replacement (2 of 2 admitting nodes: node has no example.com/dongle)',
+    },
+    {
+      scenario: 'dongles (the resource ignored by the fit filter): the empty untainted node',
+      pod: pod('new').requests({ cpu: '1', memory: '1Gi', 'example.com/dongle': '1' }).scheduler('dongles'),
+      expected: 'a',
     },
     {
       scenario: 'a scheduler the configuration does not describe: no landing predicted',
