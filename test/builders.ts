@@ -282,6 +282,12 @@ export class PodBuilder extends Builder {
     return this;
   }
 
+  /** spec.schedulerName: the scheduler profile that places it (default-scheduler unless set). */
+  scheduler(name: string): this {
+    this.specObj['schedulerName'] = name;
+    return this;
+  }
+
   /** A controller owner reference. */
   owner(kind: string, name: string): this {
     this.meta['ownerReferences'] = [
@@ -792,6 +798,7 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'createdAt',
   'priority',
   'priorityClassName',
+  'schedulerName',
   'qos',
   'owner',
   'workload',

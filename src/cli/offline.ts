@@ -13,7 +13,7 @@ import { simulate } from '../planner/simulate.js';
 import { usesMetrics } from '../planner/utilization.js';
 import { DEFAULT_POLICY, loadPolicyFile, parsePolicy, resolvePriorityThreshold } from '../policy/parse.js';
 import type { Policy } from '../policy/types.js';
-import type { SchedulerProfile } from '../scheduling/profile.js';
+import type { SchedulerSetting } from '../scheduling/profile.js';
 import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import { USAGE_FILE_HELP, withPrometheusAnswer } from './usageFile.js';
 import { STRATEGIES } from '../strategies/registry.js';
@@ -97,7 +97,7 @@ export async function loadInputs(
   opts: OfflineOptions,
   io: OfflineIo,
   progress: Progress,
-): Promise<{ snapshot: ClusterSnapshot; policy: Policy; schedulerProfile: SchedulerProfile | undefined }> {
+): Promise<{ snapshot: ClusterSnapshot; policy: Policy; schedulerProfile: SchedulerSetting | undefined }> {
   if (opts.snapshot !== undefined && (opts.kubeconfig !== undefined || opts.context !== undefined)) {
     throw new InputError(
       '--snapshot',

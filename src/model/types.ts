@@ -205,6 +205,8 @@ export interface PodInfo {
   /** Resolved: spec.priority, else the PriorityClass's value, else the globalDefault class, else 0. */
   readonly priority: number;
   readonly priorityClassName: string | undefined;
+  /** spec.schedulerName, the profile that schedules it; undefined for default-scheduler (or none given). */
+  readonly schedulerName?: string;
   readonly qos: QosClass;
   /** The controller owner reference, if any. */
   readonly owner: OwnerRef | undefined;

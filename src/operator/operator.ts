@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { Credentials } from '../kube/credentials.js';
 import type { Registry } from 'prom-client';
 import { createMetrics } from '../metrics/metrics.js';
-import type { SchedulerProfile } from '../scheduling/profile.js';
+import type { SchedulerSetting } from '../scheduling/profile.js';
 import type { BackoffOptions } from '../kube/backoff.js';
 import { systemClock, type Clock } from '../clock.js';
 import { ClusterCache } from './clusterCache.js';
@@ -99,7 +99,7 @@ export interface OperatorDeps {
    */
   readonly cycleAtStart?: boolean;
   /** `run --scheduler-config`: the scheduler configuration replacements are predicted by (v1.26 defaults if absent). */
-  readonly schedulerProfile?: SchedulerProfile;
+  readonly schedulerProfile?: SchedulerSetting;
 }
 
 /** The leader election's own bucket: a renewal every retryPeriod, a few retries; never shared with evictions. */

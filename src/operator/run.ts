@@ -14,7 +14,7 @@ import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { InputError } from '../errors.js';
 import type { Credentials } from '../kube/credentials.js';
-import type { SchedulerProfile } from '../scheduling/profile.js';
+import type { SchedulerSetting } from '../scheduling/profile.js';
 import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import {
   describeSource,
@@ -47,7 +47,7 @@ export interface RunOperatorOptions extends LeaderElectionFlags {
   readonly logFormat?: string;
   /** One cycle of every policy, then exit (once.ts). */
   readonly once?: boolean;
-  /** A KubeSchedulerConfiguration file (e.g. a mounted ConfigMap): the prediction follows its default profile. */
+  /** A KubeSchedulerConfiguration file (e.g. a mounted ConfigMap): each pod's replacement is predicted by the profile its schedulerName names. */
   readonly schedulerConfig?: string;
 }
 
@@ -97,7 +97,7 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
   if (flagProblem !== undefined) return badInput(flagProblem);
   const election = leaderElectionTimings(opts);
   if ('problem' in election) return badInput(election.problem);
-  let schedulerProfile: SchedulerProfile | undefined;
+  let schedulerProfile: SchedulerSetting | undefined;
   try {
     schedulerProfile =
       opts.schedulerConfig === undefined

@@ -7,7 +7,7 @@ import type { ClusterSnapshot, PodInfo } from '../model/types.js';
 import { usageAfterMoves } from './usageMeasure.js';
 import { nodeUsageAfterMoves } from './prometheusMeasure.js';
 import type { Policy } from '../policy/types.js';
-import type { SchedulerProfile } from '../scheduling/profile.js';
+import type { SchedulerSetting } from '../scheduling/profile.js';
 import type { StrategyRegistry } from '../strategies/registry.js';
 import { planCycle, type Move } from './plan.js';
 import { topologyReports, violationReports } from './report.js';
@@ -41,7 +41,7 @@ export interface SimulationOptions {
   /** The strategies to plan with: the built-in ones unless a caller registered others. */
   readonly strategies?: StrategyRegistry;
   /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults when absent. */
-  readonly schedulerProfile?: SchedulerProfile;
+  readonly schedulerProfile?: SchedulerSetting;
 }
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';

@@ -18,7 +18,7 @@ import type { PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { deletedAtOnce } from '../scheduling/deletion.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
-import { DEFAULT_PROFILE, type SchedulerProfile } from '../scheduling/profile.js';
+import { DEFAULT_PROFILE, type SchedulerSetting } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, SkewStrategy } from '../strategies/types.js';
 import { DisruptionBudgets, EvictionLimits, workloadKey, type SpentLimits } from './budget.js';
@@ -40,7 +40,7 @@ export interface PlanOptions {
    */
   readonly domainCounts?: boolean;
   /** The scheduler configuration replacements are placed by (`--scheduler-config`); v1.26's defaults when absent. */
-  readonly schedulerProfile?: SchedulerProfile;
+  readonly schedulerProfile?: SchedulerSetting;
   /**
    * Which landings a move must be right on: every node the scheduler may pick (`everyTie`, the default and the only
    * safe choice), or `targetOnly` — kept for the property test that shows why every tie must be checked.
@@ -170,7 +170,7 @@ export class PlanTransaction {
     if (!from || this.state.isRemoved(pod)) return refuse('pod is already planned for eviction');
     const held = this.options.heldWorkloads?.get(workloadKey(pod));
     if (held !== undefined) return refuse(held);
-    const protectedBy = protectionReason(pod, this.evictability);
+    const protectedBy = this.protection(pod);
     if (protectedBy !== undefined) return refuse(protectedBy);
     if (rules.maxPriority !== undefined && pod.priority > rules.maxPriority) {
       return refuse(
@@ -224,6 +224,14 @@ export class PlanTransaction {
     const wrong = this.wrongLanding(pod, from, target, ties, rules, worsenedHardGroup);
     if (wrong !== undefined) return placementRefusal(wrong);
     return { ok: true, target, ties };
+  }
+
+  /**
+   * Why the pod is not to be evicted whatever the move: its protections, or another scheduler placing it by rules
+   * kube-rebalancer was not given (never evicted by prediction).
+   */
+  private protection(pod: PodInfo): string | undefined {
+    return protectionReason(pod, this.evictability) ?? this.state.unknownScheduler(pod);
   }
 
   /**

@@ -8,7 +8,14 @@ import { isCounted, isPodTerminal } from '../model/pods.js';
 import { skewTuple, type SkewTuple } from '../model/spread.js';
 import type { Labels, NodeInfo, PodAffinityTerm, PodInfo, Selector } from '../model/types.js';
 import { NEWEST_KUBE_VERSION, type KubeVersion } from '../model/kubeVersion.js';
-import { DEFAULT_PROFILE, type SchedulerProfile } from './profile.js';
+import {
+  DEFAULT_PROFILE,
+  DEFAULT_SCHEDULER,
+  profilesOf,
+  type SchedulerProfile,
+  type SchedulerProfiles,
+  type SchedulerSetting,
+} from './profile.js';
 import {
   bumpTerm,
   hasInterPodTerms,
@@ -77,11 +84,20 @@ export class ClusterState {
   /** Bound pods already terminating: not in the analysis' pod index, but InterPodAffinity still counts them. */
   private readonly terminatingPods: PodInfo[] = [];
 
+  /** The scheduler configuration replacements are placed by: each pod's spec.schedulerName picks its profile. */
+  readonly profiles: SchedulerProfiles;
+  /**
+   * The default-scheduler profile. Its hardPodAffinityWeight scores every pod (the parser refuses profiles that
+   * differ in it).
+   */
+  readonly profile: SchedulerProfile;
+
   constructor(
     private readonly analysis: Analysis,
-    /** The scheduler configuration replacements are placed by. */
-    readonly profile: SchedulerProfile = DEFAULT_PROFILE,
+    setting: SchedulerSetting = DEFAULT_PROFILE,
   ) {
+    this.profiles = profilesOf(setting);
+    this.profile = this.profiles.byName.get(DEFAULT_SCHEDULER) ?? DEFAULT_PROFILE;
     this.kubeVersion = analysis.snapshot.kubeVersion ?? NEWEST_KUBE_VERSION;
     this.nodes = analysis.nodes;
     this.nodeList = analysis.snapshot.nodes;
@@ -110,6 +126,19 @@ export class ClusterState {
       if (pod.podAffinity.length > 0) this.affinityOwners.push({ pod, node });
       this.addScoreTerms(pod, node, 1);
     }
+  }
+
+  // ---- profiles ----------------------------------------------------------------------------------------------------
+
+  /** The profile that places the pod's replacement; undefined when the configuration has none of its scheduler. */
+  profileFor(pod: PodInfo): SchedulerProfile | undefined {
+    return this.profiles.byName.get(pod.schedulerName ?? DEFAULT_SCHEDULER);
+  }
+
+  /** Why no landing of the pod's replacement can be predicted (another scheduler places it), or undefined. */
+  unknownScheduler(pod: PodInfo): string | undefined {
+    if (this.profileFor(pod) !== undefined) return undefined;
+    return `scheduled by ${pod.schedulerName ?? DEFAULT_SCHEDULER}, which the scheduler configuration given to kube-rebalancer does not describe`;
   }
 
   // ---- pods ----------------------------------------------------------------------------------------------------

@@ -63,21 +63,26 @@ function admits(profile: SchedulerProfile, pod: PodInfo, node: NodeInfo): boolea
 }
 
 /** NodeDeclaredFeatures (a filter from 1.36), unless the profile disables it. */
-function nodeFeaturesAdmit(state: ClusterState, pod: PodInfo, node: NodeInfo): boolean {
+function nodeFeaturesAdmit(state: ClusterState, profile: SchedulerProfile, pod: PodInfo, node: NodeInfo): boolean {
   if (pod.requiredFeatures === undefined) return true;
-  if (state.profile.disabledFilters?.includes('NodeDeclaredFeatures') === true) return true;
+  if (profile.disabledFilters?.includes('NodeDeclaredFeatures') === true) return true;
   return missingNodeFeature(state.kubeVersion, pod, node) === undefined;
 }
 
-/** Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec. */
+/**
+ * Indices (into nodeList) of nodes that pass the filters depending only on the pod's spec and its profile (none when
+ * the configuration has no profile of its scheduler).
+ */
 export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly number[] {
+  const profile = state.profileFor(pod);
+  if (profile === undefined) return [];
   const features = pod.requiredFeatures?.join(',') ?? '';
-  const key = `admit\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}\u0000${features}`;
+  const key = `admit\u0000${pod.schedulerName ?? ''}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}\u0000${features}`;
   return state.memo(key, () => {
     const out: number[] = [];
     for (const i of zoneInterleaved(state)) {
       const node = state.nodeList[i]!;
-      if (admits(state.profile, pod, node) && nodeFeaturesAdmit(state, pod, node)) out.push(i);
+      if (admits(profile, pod, node) && nodeFeaturesAdmit(state, profile, pod, node)) out.push(i);
     }
     return out;
   });
@@ -86,18 +91,21 @@ export function staticallyAdmitting(state: ClusterState, pod: PodInfo): readonly
 /** The pod being placed with its filters run through PreFilter: what placing it on each node reads. */
 interface PlacementContext {
   readonly input: PlacementInput;
+  /** The pod's own profile (its spec.schedulerName's). */
+  readonly profile: SchedulerProfile;
   readonly filters: PodFilters;
 }
 
 function buildContext(
   state: ClusterState,
+  profile: SchedulerProfile,
   pod: PodInfo,
   evicted: Placed | undefined,
   terminating = false,
   only?: string,
 ): PlacementContext {
   const input: PlacementInput = { state, pod, evicted, terminating };
-  return { input, filters: frameworkFor(state.profile).preFilter(input, only) };
+  return { input, profile, filters: frameworkFor(profile).preFilter(input, only) };
 }
 
 /** Why the node (at `index` in nodeList) cannot take the replacement beyond the static filters, or undefined. */
@@ -122,6 +130,9 @@ export function placeReplacement(
   evicted: Placed | undefined,
   deletedAtOnce = false,
 ): PlacementResult {
+  const profile = state.profileFor(pod);
+  // Another scheduler places it, by rules the prediction does not know: no landing is predicted.
+  if (profile === undefined) return { node: undefined, ties: NO_TIES, reason: state.unknownScheduler(pod) };
   const admitting = staticallyAdmitting(state, pod);
   if (admitting.length === 0) {
     return {
@@ -133,10 +144,10 @@ export function placeReplacement(
           : 'no node can take a replacement (none is Ready, uncordoned, tolerated, matching its node affinity and able to reach its volumes)',
     };
   }
-  const first = buildContext(state, pod, evicted, evicted !== undefined);
+  const first = buildContext(state, profile, pod, evicted, evicted !== undefined);
   const whileTerminating = place(first, admitting);
   if (whileTerminating.node !== undefined && !(deletedAtOnce && evicted !== undefined)) return whileTerminating;
-  const gone = evicted === undefined ? first : buildContext(state, pod, evicted, false);
+  const gone = evicted === undefined ? first : buildContext(state, profile, pod, evicted, false);
   const once = evicted === undefined ? whileTerminating : place(gone, admitting);
   if (whileTerminating.node !== undefined) return eitherView(whileTerminating, once);
   return once.node !== undefined ? once : { ...once, reason: whyNoNode(gone, admitting) };
@@ -171,7 +182,7 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
     totalsBuffer = new Float64Array(admitting.length * 2);
   }
   const feasible = feasibleBuffer;
-  const enough = feasibleNodesToFind(state.nodeList.length, state.profile.percentageOfNodesToScore);
+  const enough = feasibleNodesToFind(state.nodeList.length, ctx.profile.percentageOfNodesToScore);
   const nodes = state.nodeList;
   const filters = ctx.filters;
   let n = 0;
@@ -182,7 +193,7 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
   if (n === 0) return { node: undefined, ties: NO_TIES, reason: undefined };
   // One feasible node: the scheduler skips scoring.
   if (n === 1) return { node: state.nodeList[feasible[0]!]!, ties: NO_TIES, reason: undefined };
-  const framework = frameworkFor(state.profile);
+  const framework = frameworkFor(ctx.profile);
   const best: NodeInfo[] = [];
   if (n > enough) {
     const winners = framework.windowWinners(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), enough);
@@ -212,13 +223,15 @@ export function explainScores(
   pod: PodInfo,
   evicted: Placed | undefined,
 ): Array<{ node: string; total: number; plugins: Record<string, number> }> {
-  const ctx = buildContext(state, pod, evicted, evicted !== undefined);
+  const profile = state.profileFor(pod);
+  if (profile === undefined) return [];
+  const ctx = buildContext(state, profile, pod, evicted, evicted !== undefined);
   const feasible = Int32Array.from(
     staticallyAdmitting(state, pod).filter((i) => dynamicProblem(ctx, state.nodeList[i]!, i) === undefined),
   );
   const totals = new Float64Array(feasible.length);
   const plugins: Array<Record<string, number>> = [];
-  frameworkFor(state.profile).score(state, pod, evictedView(ctx), feasible, totals, plugins);
+  frameworkFor(profile).score(state, pod, evictedView(ctx), feasible, totals, plugins);
   return [...feasible].map((i, k) => ({ node: state.nodeList[i]!.name, total: totals[k]!, plugins: plugins[k] ?? {} }));
 }
 
@@ -243,11 +256,13 @@ export function placementCheck(
   evicted: Placed | undefined,
   scope: 'all' | 'interPod' = 'all',
 ): (node: NodeInfo) => boolean {
-  const ctx = buildContext(state, pod, evicted, false, scope === 'all' ? undefined : 'InterPodAffinity');
+  const profile = state.profileFor(pod);
+  if (profile === undefined) return () => false;
+  const ctx = buildContext(state, profile, pod, evicted, false, scope === 'all' ? undefined : 'InterPodAffinity');
   return (node) => {
     const index = state.nodeIndex.get(node.name);
-    if (index === undefined || !admits(state.profile, pod, node)) return false;
-    if (!nodeFeaturesAdmit(state, pod, node)) return false;
+    if (index === undefined || !admits(profile, pod, node)) return false;
+    if (!nodeFeaturesAdmit(state, profile, pod, node)) return false;
     return dynamicProblem(ctx, node, index) === undefined;
   };
 }

@@ -77,3 +77,26 @@ export const DEFAULT_PROFILE: SchedulerProfile = {
   fitScoring: DEFAULT_FIT_SCORING,
   spreadDefaulting: DEFAULT_SPREAD_DEFAULTING,
 };
+
+/** The profile a pod names by leaving spec.schedulerName empty. */
+export const DEFAULT_SCHEDULER = 'default-scheduler';
+
+/** Every profile of a scheduler configuration, by schedulerName: a pod's spec.schedulerName picks one. */
+export interface SchedulerProfiles {
+  /** Where it came from, for messages. */
+  readonly source: string;
+  readonly byName: ReadonlyMap<string, SchedulerProfile>;
+}
+
+/** What the landing prediction is given: one profile (default-scheduler's, no other is known) or all of them. */
+export type SchedulerSetting = SchedulerProfile | SchedulerProfiles;
+
+export function profilesOf(setting: SchedulerSetting): SchedulerProfiles {
+  if ('byName' in setting) return setting;
+  return { source: setting.source, byName: new Map([[DEFAULT_SCHEDULER, setting]]) };
+}
+
+/** The profile that schedules pods naming `schedulerName` (absent: default-scheduler), or undefined if none does. */
+export function profileFor(setting: SchedulerSetting, schedulerName: string | undefined): SchedulerProfile | undefined {
+  return profilesOf(setting).byName.get(schedulerName || DEFAULT_SCHEDULER);
+}

@@ -2,27 +2,34 @@
 // `--config`) → the SchedulerProfile the landing prediction follows. Pure: text in, a profile or field-exact problems
 // out; the shell (schedulerConfigFile.ts) reads the file and turns problems into exit 2.
 //
-// This file reads the envelope only: apiVersion and kind, the top-level fields, and the profile that schedules the
-// pods kube-rebalancer moves (schedulerName `default-scheduler`, or absent). Its `plugins` go to config/pluginSets.ts
-// (the score weights after the scheduler's merge with the defaults), its `pluginConfig` entries to their plugins'
-// decoders (config/pluginArgs.ts), which model each field or refuse it by its path. `percentageOfNodesToScore`
-// (global, or the profile's own) is kept for sampling; `extenders` are refused (the prediction cannot call them);
-// what does not change where a pod lands (leader election, client connection, backoff, other profiles) is accepted.
+// This file reads the envelope only: apiVersion and kind, the top-level fields, and every profile (a pod's
+// spec.schedulerName picks one; `default-scheduler` when absent, and it must be there: it schedules most of the pods
+// kube-rebalancer moves). Each profile's `plugins` go to config/pluginSets.ts (the score weights after the scheduler's
+// merge with the defaults), its `pluginConfig` entries to their plugins' decoders (config/pluginArgs.ts), which model
+// each field or refuse it by its path. `percentageOfNodesToScore` (global, or the profile's own) is kept for sampling;
+// `extenders` are refused (the prediction cannot call them); what does not change where a pod lands (leader
+// election, client connection, backoff) is accepted.
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { isObj, typeName, type Obj } from '../model/rawJson.js';
 import { argsSettingsOf } from './config/pluginArgs.js';
 import { EXTENSION_POINTS, pluginSettingsOf } from './config/pluginSets.js';
 import { joinPath, Reader, type ConfigProblem } from './framework/argsReader.js';
-import type { SchedulerProfile } from './profile.js';
+import { DEFAULT_SCHEDULER, type SchedulerProfile, type SchedulerProfiles } from './profile.js';
 
 export type { ConfigProblem } from './framework/argsReader.js';
 
 export type SchedulerConfigResult =
-  | { readonly ok: true; readonly profile: SchedulerProfile; readonly warnings: readonly string[] }
+  | {
+      readonly ok: true;
+      /** The default-scheduler profile (the single-profile view). */
+      readonly profile: SchedulerProfile;
+      /** Every profile, by schedulerName. */
+      readonly profiles: SchedulerProfiles;
+      readonly warnings: readonly string[];
+    }
   | { readonly ok: false; readonly problems: readonly ConfigProblem[] };
 
 const API_VERSIONS = ['kubescheduler.config.k8s.io/v1', 'kubescheduler.config.k8s.io/v1beta3'];
-const DEFAULT_SCHEDULER = 'default-scheduler';
 
 /** KubeSchedulerConfiguration's fields in v1 and v1beta3 (v1.26). */
 const TOP_LEVEL_FIELDS = [
@@ -67,17 +74,63 @@ function checkType(r: Reader, doc: Obj): void {
   }
 }
 
-/** The default-scheduler profile and its path (an empty one when the file lists no profiles: all defaults). */
-function defaultProfileOf(r: Reader, doc: Obj): readonly [Obj, string] {
-  const profiles = r.objects(r.list(doc, 'profiles', ''), 'profiles');
-  const named = profiles.filter(([p]) => (p['schedulerName'] ?? DEFAULT_SCHEDULER) === DEFAULT_SCHEDULER);
-  if (profiles.length > 0 && named.length === 0) {
+/** Every profile with its path and schedulerName (one empty profile when the file lists none: all defaults). */
+function profilesOf(r: Reader, doc: Obj): ReadonlyArray<readonly [Obj, string, string]> {
+  const listed = r.objects(r.list(doc, 'profiles', ''), 'profiles');
+  if (listed.length === 0) return [[{}, 'profiles[0]', DEFAULT_SCHEDULER]];
+  const seen = new Set<string>();
+  const out: Array<readonly [Obj, string, string]> = [];
+  for (const [profile, at] of listed) {
+    r.known(profile, at, ['schedulerName', 'percentageOfNodesToScore', 'plugins', 'pluginConfig']);
+    // kube-scheduler defaults an empty schedulerName to default-scheduler and refuses a name given twice.
+    const name = r.string(profile, 'schedulerName', at) || DEFAULT_SCHEDULER;
+    if (seen.has(name)) r.fail(joinPath(at, 'schedulerName'), `duplicate value ${JSON.stringify(name)}`);
+    seen.add(name);
+    out.push([profile, at, name]);
+  }
+  if (!seen.has(DEFAULT_SCHEDULER)) {
     r.fail('profiles', `has no ${DEFAULT_SCHEDULER} profile (the one that schedules the pods kube-rebalancer moves)`);
   }
-  if (named.length > 1) r.fail(named[1]![1], `a second ${DEFAULT_SCHEDULER} profile`);
-  const [profile, at] = named[0] ?? [{}, 'profiles[0]'];
-  r.known(profile, at, ['schedulerName', 'percentageOfNodesToScore', 'plugins', 'pluginConfig']);
-  return [profile, at];
+  return out;
+}
+
+/** One profile, read as kube-scheduler reads it; undefined when it has problems (they are in `r`). */
+function profileOf(
+  r: Reader,
+  [profile, at]: readonly [Obj, string, string],
+  global: number | undefined,
+  source: string,
+): SchedulerProfile | undefined {
+  // The profile's own percentage wins over the global one (kube-scheduler 1.25+).
+  const percentage = r.int(profile, 'percentageOfNodesToScore', at, 0, 100) ?? global;
+  const plugins = r.obj(profile, 'plugins', at);
+  if (plugins !== undefined) r.known(plugins, joinPath(at, 'plugins'), EXTENSION_POINTS);
+  const { scoreWeights, disabledFilters } = pluginSettingsOf(r, plugins, joinPath(at, 'plugins'));
+  const settings = argsSettingsOf(r, profile, at);
+  if (settings === undefined) return undefined;
+  return {
+    source,
+    scoreWeights,
+    ...settings,
+    ...(percentage === undefined ? {} : { percentageOfNodesToScore: percentage }),
+    ...(disabledFilters.length === 0 ? {} : { disabledFilters }),
+  };
+}
+
+/**
+ * InterPodAffinity's hardPodAffinityWeight is summed into the cluster state's per-domain scores of existing pods'
+ * terms, once for all pods: profiles that differ in it are refused rather than scored with the wrong one.
+ */
+function checkHardWeights(r: Reader, read: ReadonlyArray<readonly [SchedulerProfile, string]>): void {
+  const [first, ...rest] = read;
+  for (const [p, at] of rest) {
+    if ((p.hardPodAffinityWeight ?? 1) !== (first![0].hardPodAffinityWeight ?? 1)) {
+      r.fail(
+        joinPath(at, 'pluginConfig'),
+        `InterPodAffinity hardPodAffinityWeight differs from that of ${first![1]}: profiles with different weights are not modelled`,
+      );
+    }
+  }
 }
 
 /** Parses the text of a KubeSchedulerConfiguration; `source` names it in the profile (its path). */
@@ -97,24 +150,16 @@ export function parseSchedulerConfig(text: string, source: string): SchedulerCon
       'are not modelled: the prediction cannot call them (plan against a configuration without them)',
     );
   }
-  const [profile, at] = defaultProfileOf(r, doc);
-  // The profile's own percentage wins over the global one (kube-scheduler 1.25+).
-  const percentage = r.int(profile, 'percentageOfNodesToScore', at, 0, 100) ?? global;
-  const plugins = r.obj(profile, 'plugins', at);
-  if (plugins !== undefined) r.known(plugins, joinPath(at, 'plugins'), EXTENSION_POINTS);
-  const { scoreWeights, disabledFilters } = pluginSettingsOf(r, plugins, joinPath(at, 'plugins'));
-  const settings = argsSettingsOf(r, profile, at);
-
-  if (r.problems.length > 0 || settings === undefined) return { ok: false, problems: r.problems };
-  return {
-    ok: true,
-    profile: {
-      source,
-      scoreWeights,
-      ...settings,
-      ...(percentage === undefined ? {} : { percentageOfNodesToScore: percentage }),
-      ...(disabledFilters.length === 0 ? {} : { disabledFilters }),
-    },
-    warnings: r.warnings,
-  };
+  const read: Array<readonly [SchedulerProfile, string]> = [];
+  const byName = new Map<string, SchedulerProfile>();
+  for (const entry of profilesOf(r, doc)) {
+    const profile = profileOf(r, entry, global, source);
+    if (profile === undefined) continue;
+    read.push([profile, entry[1]]);
+    if (!byName.has(entry[2])) byName.set(entry[2], profile);
+  }
+  checkHardWeights(r, read);
+  const profile = byName.get(DEFAULT_SCHEDULER);
+  if (r.problems.length > 0 || profile === undefined) return { ok: false, problems: r.problems };
+  return { ok: true, profile, profiles: { source, byName }, warnings: r.warnings };
 }

@@ -2,11 +2,11 @@
 // every bad input gets (exit 2, naming the file and the field).
 import { InputError } from '../errors.js';
 import { readInputFile } from '../snapshot/load.js';
-import type { SchedulerProfile } from './profile.js';
+import type { SchedulerProfiles } from './profile.js';
 import { parseSchedulerConfig } from './schedulerConfig.js';
 
-/** The profile the file describes; warnings (what the prediction cannot follow) go to `warn`. */
-export function loadSchedulerConfig(path: string, warn: (line: string) => void = () => {}): SchedulerProfile {
+/** The profiles the file describes (each by its schedulerName); warnings (what the prediction cannot follow) go to `warn`. */
+export function loadSchedulerConfig(path: string, warn: (line: string) => void = () => {}): SchedulerProfiles {
   const result = parseSchedulerConfig(readInputFile(path), path);
   if (!result.ok) {
     const [first, ...rest] = result.problems;
@@ -19,5 +19,5 @@ export function loadSchedulerConfig(path: string, warn: (line: string) => void =
     );
   }
   for (const line of result.warnings) warn(`warning: ${path}: ${line}`);
-  return result.profile;
+  return result.profiles;
 }

@@ -212,6 +212,23 @@ describe('--scheduler-config: a bad KubeSchedulerConfiguration exits 2 naming th
     );
   });
 
+  it.each([['plan'], ['run']])('%s: a schedulerName given to two profiles (issue 29)', (command) => {
+    const twice = [
+      'apiVersion: kubescheduler.config.k8s.io/v1',
+      'kind: KubeSchedulerConfiguration',
+      'profiles: [{schedulerName: default-scheduler}, {schedulerName: batch}, {schedulerName: batch}]',
+      '',
+    ].join('\n');
+    const path = file('scheduler-twice.yaml', twice);
+    const snapshot = command === 'run' ? [] : ['--snapshot', join(ROOT, 'examples/zone-skew.yaml')];
+    const r = runCli(command, ...snapshot, '--scheduler-config', path);
+    expect(r.code).toBe(2);
+    oneParagraph(r.stderr, path);
+    expect(r.stderr).toContain(
+      `${path}: KubeSchedulerConfiguration: profiles[2].schedulerName: duplicate value "batch"`,
+    );
+  });
+
   it('a valid file is read (plan exits 0)', () => {
     const path = file('scheduler-ok.yaml', MOST_ALLOCATED.replace('weight: 101', 'weight: 1'));
     const r = runCli('plan', '--snapshot', join(ROOT, 'examples/zone-skew.yaml'), '--scheduler-config', path);

@@ -9,7 +9,9 @@
 // MostAllocated file, and the plan given that file, both say node-a. Every other score is equal on the two nodes
 // (no images, no affinities, no spread, balanced usage), so NodeResourcesFit alone decides and nothing ties.
 // Issue 29: with an addedAffinity preferring node-a (the default profile otherwise) both say node-a, where the
-// default said node-b; a file with an extender is refused, naming the field.
+// default said node-b; a file with an extender is refused, naming the field. Several profiles (issue 29): with a
+// default-scheduler profile (LeastAllocated) and a bin-packer one (MostAllocated), a pod of each on the tainted node is
+// predicted to node-b and node-a respectively, where kube-scheduler, run with that file, puts a probe of each.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +51,20 @@ profiles:
             resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
 `;
 
+/** Two profiles: default-scheduler as v1.26 has it, and bin-packer packing (MostAllocated). */
+const TWO_PROFILES = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+  - schedulerName: bin-packer
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          scoringStrategy:
+            type: MostAllocated
+            resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+`;
+
 /** The default profile with an addedAffinity that prefers node-a strongly (NodeAffinity ×2 outweighs the load). */
 const ADDED_AFFINITY = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -64,11 +80,12 @@ profiles:
                   matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-a]}]
 `;
 
-function pod(name: string, requests: Record<string, string>, nodeName?: string): k8s.V1Pod {
+function pod(name: string, requests: Record<string, string>, nodeName?: string, schedulerName?: string): k8s.V1Pod {
   return {
     metadata: { name, namespace: NS, labels: { app: name } },
     spec: {
       ...(nodeName !== undefined ? { nodeName } : {}),
+      ...(schedulerName !== undefined ? { schedulerName } : {}),
       containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests } }],
     },
   };
@@ -83,6 +100,7 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
   const mostAllocatedFile = join(dir, 'most-allocated.yaml');
   const addedAffinityFile = join(dir, 'added-affinity.yaml');
   const extenderFile = join(dir, 'extender.yaml');
+  const twoProfilesFile = join(dir, 'two-profiles.yaml');
 
   beforeAll(async () => {
     cp = await startControlPlane();
@@ -127,6 +145,7 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
     );
     writeFileSync(mostAllocatedFile, MOST_ALLOCATED);
     writeFileSync(addedAffinityFile, ADDED_AFFINITY);
+    writeFileSync(twoProfilesFile, TWO_PROFILES);
     writeFileSync(
       extenderFile,
       'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n' +
@@ -152,8 +171,8 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
   }
 
   /** Where kube-scheduler puts a pod with `moved`'s spec; the probe is deleted again afterwards. */
-  async function placedByScheduler(name: string): Promise<string> {
-    await core.createNamespacedPod({ namespace: NS, body: pod(name, REQUESTS) });
+  async function placedByScheduler(name: string, schedulerName?: string): Promise<string> {
+    await core.createNamespacedPod({ namespace: NS, body: pod(name, REQUESTS, undefined, schedulerName) });
     const node = await waitFor(
       async () => (await core.readNamespacedPod({ name, namespace: NS })).spec?.nodeName,
       30_000,
@@ -201,4 +220,38 @@ describe.skipIf(!controlPlaneAvailable())('--scheduler-config follows the real k
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/KubeSchedulerConfiguration: extenders: are not modelled/);
   });
+
+  it('several profiles (issue 29): each pod is predicted by its own scheduler’s profile, as kube-scheduler places it', async () => {
+    // A second pod on the tainted node, of bin-packer; gone again at the end so the other cases see the cluster as is.
+    await core.createNamespacedPod({ namespace: NS, body: pod('packed', REQUESTS, 'node-t', 'bin-packer') });
+    try {
+      await waitFor(
+        async () => (await core.readNamespacedPod({ name: 'packed', namespace: NS })).status?.phase === 'Running',
+        60_000,
+        'packed Running',
+      );
+      await cp.restartScheduler(twoProfilesFile);
+      const r = await run(
+        'plan',
+        '--kubeconfig',
+        cp.kubeconfigPath,
+        '--policy',
+        policyFile,
+        '--scheduler-config',
+        twoProfilesFile,
+      );
+      expect(r.err).toBe('');
+      expect(r.code).toBe(0);
+      const plan = JSON.parse(r.out) as { evictions: Array<{ name: string; target?: string }> };
+      const targets = Object.fromEntries(plan.evictions.map((e) => [e.name, e.target]));
+      const choices = {
+        moved: await placedByScheduler('probe-default-profile'),
+        packed: await placedByScheduler('probe-bin-packer', 'bin-packer'),
+      };
+      expect(targets).toEqual(choices);
+      expect(choices).toEqual({ moved: 'node-b', packed: 'node-a' });
+    } finally {
+      await core.deleteNamespacedPod({ name: 'packed', namespace: NS, gracePeriodSeconds: 0 });
+    }
+  }, 120_000);
 });

@@ -64,7 +64,7 @@ describe('score plugin weights', () => {
       weights: { ...DEFAULT_WEIGHTS, TaintToleration: 10 },
     },
     {
-      scenario: 'another scheduler profile is not read',
+      scenario: 'another scheduler’s profile leaves default-scheduler’s as it is',
       body:
         'profiles: [{schedulerName: batch, plugins: {multiPoint: {disabled: [{name: "*"}]}}}, ' +
         '{schedulerName: default-scheduler}]',

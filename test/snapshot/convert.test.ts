@@ -180,6 +180,18 @@ describe('convertPod: identity, status and priority', () => {
   });
 });
 
+describe('convertPod: schedulerName', () => {
+  it.each([
+    { scenario: 'none given: default-scheduler, kept as undefined', name: undefined, expected: undefined },
+    { scenario: 'an empty name: default-scheduler', name: '', expected: undefined },
+    { scenario: 'default-scheduler: kept as undefined', name: 'default-scheduler', expected: undefined },
+    { scenario: 'another scheduler: its name', name: 'bin-packer', expected: 'bin-packer' },
+  ])('$scenario', ({ name, expected }) => {
+    const builder = makePod('p').set('spec.schedulerName', name);
+    expect(pod(builder).schedulerName).toBe(expected);
+  });
+});
+
 describe('convertPod: owner and workload', () => {
   it.each([
     [

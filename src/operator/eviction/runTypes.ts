@@ -6,7 +6,7 @@ import type { RebalancerMetrics } from '../../metrics/metrics.js';
 import type { NodeUsageQuery, UsageMetrics } from '../../model/types.js';
 import type { PlanOutcome } from '../../planner/plan.js';
 import type { Policy } from '../../policy/types.js';
-import type { SchedulerProfile } from '../../scheduling/profile.js';
+import type { SchedulerSetting } from '../../scheduling/profile.js';
 import type { Clock } from '../../clock.js';
 import type { ClusterCache } from '../clusterCache.js';
 import type { EventRecorder, EventTarget } from '../events.js';
@@ -33,7 +33,7 @@ export interface RunDeps {
   /** Least time between two plans of one run while lanes are still active (default 1 s). */
   readonly minReplanIntervalMs: number;
   /** `run --scheduler-config`: the scheduler configuration replacements are predicted by. */
-  readonly schedulerProfile?: SchedulerProfile;
+  readonly schedulerProfile?: SchedulerSetting;
   /** False: no closed loop and no landing checks (operator.ts, `landingChecks`). Default true. */
   readonly landingChecks?: boolean;
 }

@@ -27,6 +27,9 @@ import { podStatusSummary } from './podStatus.js';
 import { heldResources } from './resizedResources.js';
 import type { PriorityResolver } from './priorities.js';
 
+/** The scheduler of a pod whose spec names none: kept as undefined, so most pods carry no name. */
+const DEFAULT_SCHEDULER = 'default-scheduler';
+
 const PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 const QOS: readonly QosClass[] = ['BestEffort', 'Burstable', 'Guaranteed'];
 
@@ -49,6 +52,7 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
   const owner = controllerOwner(meta, cache.owners);
   const priorityClassName = getString(spec, 'priorityClassName', 'spec') || undefined;
   const priority = getInt(spec, 'priority', 'spec') ?? resolvePriority(priorityClassName);
+  const schedulerName = getString(spec, 'schedulerName', 'spec') || DEFAULT_SCHEDULER;
   const resources = previous.podResources(spec, cache.resources);
   const evictAnnotation = evictAnnotationOf(annotations);
   const { localStorage, pvc, claims } = volumeFlags(spec, name);
@@ -76,6 +80,7 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     createdAt: timestampMs(meta, 'creationTimestamp') ?? 0,
     priority,
     priorityClassName: priorityClassName === undefined ? undefined : intern(priorityClassName),
+    schedulerName: schedulerName === DEFAULT_SCHEDULER ? undefined : intern(schedulerName),
     qos: getEnum(status, 'qosClass', 'status', QOS) ?? resources.qos,
     owner,
     workload: workloadOf(owner, name, labels, cache.workloads),

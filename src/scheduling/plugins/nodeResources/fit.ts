@@ -9,7 +9,8 @@ export const nodeResourcesFitFilter: FilterPlugin = {
   name: 'NodeResourcesFit',
   preFilter: ({ state, pod, evicted, terminating }) => {
     const requests = pod.requests;
-    const ignored = state.profile.fitIgnored;
+    // The pod's own profile (its spec.schedulerName's): filters get no profile of their own.
+    const ignored = (state.profileFor(pod) ?? state.profile).fitIgnored;
     return (node, index) => {
       const usage = state.usageAt(index);
       const freed = !terminating && evicted !== undefined && evicted.node === node ? evicted.pod : undefined;
