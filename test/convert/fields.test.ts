@@ -497,10 +497,16 @@ describe('convert: each field carried over', () => {
       { include: [], exclude: ['Job'] },
     ],
     [
-      'PodLifeTime conditions: the section is left off (it would select more pods)',
-      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
-      'spec.strategies.podLifeTime.enabled',
-      false,
+      'PodLifeTime conditions (minTimeSinceLastTransitionSeconds as a duration)',
+      policy('PodLifeTime', {
+        states: ['Running'],
+        conditions: [
+          { type: 'Ready', status: 'False', minTimeSinceLastTransitionSeconds: 5400 },
+          { reason: 'PodCompleted' },
+        ],
+      }),
+      'spec.strategies.podLifeTime.conditions',
+      [{ type: 'Ready', status: 'False', minTimeSinceLastTransition: '1h30m' }, { reason: 'PodCompleted' }],
     ],
     [
       'RemoveFailedPods minPodLifetimeSeconds',
@@ -668,9 +674,9 @@ describe('convert: each field noted where it cannot carry over', () => {
       'RemovePodsViolatingNodeTaints.includedTaints: not carried over: ',
     ],
     [
-      'PodLifeTime conditions',
-      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
-      'PodLifeTime.conditions: not carried over: ',
+      'PodLifeTime conditions with a status no condition has: the section is left off (it would select more pods)',
+      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'Maybe' }] }),
+      'PodLifeTime.conditions[0] status "Maybe" is not True, False or Unknown: not carried over, so the section is left disabled',
     ],
     [
       'an argument the plugin does not have',
