@@ -834,6 +834,7 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'initRestarts',
   'statusDetail',
   'conditions',
+  'requestedResources',
   'held',
   'schedulingGated',
   'resourceClaims',

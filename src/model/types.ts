@@ -285,6 +285,12 @@ export interface PodInfo {
    * container running (most of a 150k-pod cluster), so the model holds nothing for them.
    */
   readonly statusDetail: PodStatusDetail | undefined;
+  /**
+   * The resource names its containers and init containers request (the key present, also with a zero quantity; not
+   * pod-level requests or overhead), sorted: HighNodeUtilization's evictionModes OnlyThresholdingResources. Absent:
+   * taken from `requests` (test-built pods).
+   */
+  readonly requestedResources?: readonly string[];
   /** status.conditions as podLifeTime's `conditions` filters read them; undefined when the status lists none. */
   readonly conditions?: PodConditions | undefined;
 }

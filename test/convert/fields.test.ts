@@ -173,6 +173,11 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       /: metricsProviders: is required with usage: Prometheus/,
     ],
     [
+      'an evictionModes value the descheduler does not know',
+      policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholding'] }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.evictionModes\[0\]: must be one of OnlyThresholdingResources/,
+    ],
+    [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.namespaces\.include\[0\]: /,
@@ -497,6 +502,12 @@ describe('convert: each field carried over', () => {
       { include: [], exclude: ['Job'] },
     ],
     [
+      'HighNodeUtilization evictionModes',
+      policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholdingResources'] }),
+      'spec.strategies.highNodeUtilization.evictionModes',
+      ['OnlyThresholdingResources'],
+    ],
+    [
       'PodLifeTime conditions (minTimeSinceLastTransitionSeconds as a duration)',
       policy('PodLifeTime', {
         states: ['Running'],
@@ -657,11 +668,6 @@ describe('convert: each field noted where it cannot carry over', () => {
       'DefaultEvictor.priorityThreshold with evictSystemCriticalPods (the descheduler ignores it then)',
       policy('RemoveDuplicates', {}, { evictSystemCriticalPods: true, priorityThreshold: { value: 100 } }),
       'priorityThreshold: not carried over: with the SystemCriticalPods protection off',
-    ],
-    [
-      'HighNodeUtilization evictionModes',
-      policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholdingResources'] }),
-      'HighNodeUtilization.evictionModes: ',
     ],
     [
       'topologyBalanceNodeFit',

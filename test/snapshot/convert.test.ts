@@ -1149,3 +1149,24 @@ describe('convertPod: status conditions (podLifeTime conditions)', () => {
     expect(convertPod(raw, new ConversionCache()).conditions).toBeUndefined();
   });
 });
+
+describe('convertPod: requested resource names (highNodeUtilization evictionModes)', () => {
+  it("names every resource a container or init container requests, a zero quantity too; not the pod's own", () => {
+    const raw = makePod('a', 'shop').requests({ cpu: '0' }).obj() as { spec: Record<string, unknown> };
+    raw.spec['initContainers'] = [{ name: 'init', resources: { requests: { 'example.com/gpu': '1' } } }];
+    raw.spec['resources'] = { requests: { memory: '1Gi' } };
+    raw.spec['overhead'] = { memory: '100Mi' };
+    const p = convertPod(raw, new ConversionCache());
+    expect(p.requestedResources).toEqual(['cpu', 'example.com/gpu']);
+    expect(p.requests['memory']).toBeGreaterThan(0);
+  });
+
+  it('pods with the same names share one frozen list; a pod requesting nothing has an empty one', () => {
+    const cache = new ConversionCache();
+    const a = convertPod(makePod('a', 'shop').requests({ cpu: '1', memory: '1Gi' }).obj(), cache);
+    const b = convertPod(makePod('b', 'shop').requests({ memory: '2Gi', cpu: '2' }).obj(), cache);
+    expect(b.requestedResources).toBe(a.requestedResources);
+    expect(Object.isFrozen(a.requestedResources)).toBe(true);
+    expect(convertPod(makePod('c', 'shop').obj(), cache).requestedResources).toEqual([]);
+  });
+});

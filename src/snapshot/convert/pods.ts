@@ -25,6 +25,7 @@ import { evictAnnotationOf, protectedByOf, volumeFlags } from './podFlags.js';
 import { requiredNodeFeatures, resourceClaimNames, schedulingGated } from './podFeatures.js';
 import { podConditionsOf } from './podConditions.js';
 import { podStatusSummary } from './podStatus.js';
+import { requestedResourceNames } from './requestedResources.js';
 import { heldResources } from './resizedResources.js';
 import type { PriorityResolver } from './priorities.js';
 
@@ -113,6 +114,7 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     initRestarts: health.initRestarts,
     statusDetail: health.statusDetail,
     conditions: podConditionsOf(status),
+    requestedResources: requestedResourceNames(spec),
   };
 }
 
