@@ -266,6 +266,21 @@ export class PodBuilder extends Builder {
     return this;
   }
 
+  /**
+   * Sets the status.conditions entry of `type` (replacing one already there): its status, and optionally its reason
+   * and lastTransitionTime (an ISO string, or epoch ms).
+   */
+  condition(type: string, status: string, opts: { reason?: string; since?: string | number } = {}): this {
+    const list = ((this.status['conditions'] as Json[] | undefined) ?? []).filter((c) => c['type'] !== type);
+    const c: Json = { type, status };
+    if (opts.reason !== undefined) c['reason'] = opts.reason;
+    if (opts.since !== undefined) {
+      c['lastTransitionTime'] = typeof opts.since === 'number' ? new Date(opts.since).toISOString() : opts.since;
+    }
+    this.status['conditions'] = [...list, c];
+    return this;
+  }
+
   /** creationTimestamp as an ISO string, or epoch ms. */
   createdAt(at: string | number): this {
     this.meta['creationTimestamp'] = typeof at === 'number' ? new Date(at).toISOString() : at;
@@ -825,6 +840,8 @@ export const COMPACT_POD_FIELDS: readonly string[] = [
   'restarts',
   'initRestarts',
   'statusDetail',
+  'conditions',
+  'requestedResources',
   'held',
   'schedulingGated',
   'resourceClaims',

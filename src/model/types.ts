@@ -287,6 +287,31 @@ export interface PodInfo {
    * container running (most of a 150k-pod cluster), so the model holds nothing for them.
    */
   readonly statusDetail: PodStatusDetail | undefined;
+  /**
+   * The resource names its containers and init containers request (the key present, also with a zero quantity; not
+   * pod-level requests or overhead), sorted: HighNodeUtilization's evictionModes OnlyThresholdingResources. Absent:
+   * taken from `requests` (test-built pods).
+   */
+  readonly requestedResources?: readonly string[];
+  /** status.conditions as podLifeTime's `conditions` filters read them; undefined when the status lists none. */
+  readonly conditions?: PodConditions | undefined;
+}
+
+/** One status.conditions entry, without its message (the transition time is in PodConditions.transitions). */
+export interface PodConditionEntry {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string | undefined;
+}
+
+/**
+ * A pod's status.conditions. Nearly every pod of a cluster lists the same types, statuses and reasons, so `entries` is
+ * one shared frozen list per distinct shape and a pod holds only its own transition times.
+ */
+export interface PodConditions {
+  readonly entries: readonly PodConditionEntry[];
+  /** lastTransitionTime of entries[i] in epoch milliseconds; undefined when the condition has none. */
+  readonly transitions: readonly (number | undefined)[];
 }
 
 /** The reasons and exit codes of a pod's status (housekeeping strategies: podLifeTime states, failedPods filters). */

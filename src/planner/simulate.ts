@@ -74,6 +74,8 @@ function replacementOf(move: Move, now: number, seed: number): PodInfo {
     restarts: 0,
     initRestarts: 0,
     statusDetail: undefined,
+    // Its conditions have only just transitioned: none is old enough for a podLifeTime conditions filter to match.
+    conditions: undefined,
   };
 }
 

@@ -72,17 +72,16 @@ describe('convert: the descheduler documentation examples', () => {
     }
   });
 
-  it('the transition-based PodLifeTime example says which parts have no counterpart', () => {
+  it('the transition-based PodLifeTime example carries its conditions, transition time included', () => {
     const example = README_EXAMPLES.find((e) => e.name === 'PodLifeTime, transition-based')!;
     const { comments, specs } = converted(example.policy);
-    // Its states (Succeeded) carry over; its conditions do not, so the section is left off rather than widened.
-    expect((specs[0]!['strategies'] as Json)['podLifeTime']).toMatchObject({ states: ['Succeeded'] });
-    for (const part of ['PodLifeTime.conditions'])
-      expect(
-        comments.some((c) => c.startsWith(`# ${part}: not carried over: `)),
-        part,
-      ).toBe(true);
-    expect((specs[0]!['strategies'] as Json)['podLifeTime']).toMatchObject({ enabled: false });
+    expect((specs[0]!['strategies'] as Json)['podLifeTime']).toEqual({
+      enabled: true,
+      states: ['Succeeded'],
+      ownerKinds: { include: [], exclude: ['Job'] },
+      conditions: [{ reason: 'PodCompleted', status: 'True', minTimeSinceLastTransition: '4h' }],
+    });
+    expect(comments.filter((c) => c.includes('PodLifeTime'))).toEqual([]);
   });
 });
 

@@ -173,6 +173,11 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       /: metricsProviders: is required with usage: Prometheus/,
     ],
     [
+      'an evictionModes value the descheduler does not know',
+      policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholding'] }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.evictionModes\[0\]: must be one of OnlyThresholdingResources/,
+    ],
+    [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.namespaces\.include\[0\]: /,
@@ -497,10 +502,22 @@ describe('convert: each field carried over', () => {
       { include: [], exclude: ['Job'] },
     ],
     [
-      'PodLifeTime conditions: the section is left off (it would select more pods)',
-      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
-      'spec.strategies.podLifeTime.enabled',
-      false,
+      'HighNodeUtilization evictionModes',
+      policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholdingResources'] }),
+      'spec.strategies.highNodeUtilization.evictionModes',
+      ['OnlyThresholdingResources'],
+    ],
+    [
+      'PodLifeTime conditions (minTimeSinceLastTransitionSeconds as a duration)',
+      policy('PodLifeTime', {
+        states: ['Running'],
+        conditions: [
+          { type: 'Ready', status: 'False', minTimeSinceLastTransitionSeconds: 5400 },
+          { reason: 'PodCompleted' },
+        ],
+      }),
+      'spec.strategies.podLifeTime.conditions',
+      [{ type: 'Ready', status: 'False', minTimeSinceLastTransition: '1h30m' }, { reason: 'PodCompleted' }],
     ],
     [
       'RemoveFailedPods minPodLifetimeSeconds',
@@ -653,11 +670,6 @@ describe('convert: each field noted where it cannot carry over', () => {
       'priorityThreshold: not carried over: with the SystemCriticalPods protection off',
     ],
     [
-      'HighNodeUtilization evictionModes',
-      policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholdingResources'] }),
-      'HighNodeUtilization.evictionModes: ',
-    ],
-    [
       'topologyBalanceNodeFit',
       policy('RemovePodsViolatingTopologySpreadConstraint', { topologyBalanceNodeFit: false }),
       'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: false: stricter here: ',
@@ -668,9 +680,9 @@ describe('convert: each field noted where it cannot carry over', () => {
       'RemovePodsViolatingNodeTaints.includedTaints: not carried over: ',
     ],
     [
-      'PodLifeTime conditions',
-      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'False' }] }),
-      'PodLifeTime.conditions: not carried over: ',
+      'PodLifeTime conditions with a status no condition has: the section is left off (it would select more pods)',
+      policy('PodLifeTime', { conditions: [{ type: 'Ready', status: 'Maybe' }] }),
+      'PodLifeTime.conditions[0] status "Maybe" is not True, False or Unknown: not carried over, so the section is left disabled',
     ],
     [
       'an argument the plugin does not have',

@@ -1117,3 +1117,68 @@ describe('convertPod: what the scheduler scoring reads', () => {
     ).toThrow('spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: must be 1–100');
   });
 });
+
+describe('convertPod: status conditions (podLifeTime conditions)', () => {
+  const at = '2024-06-01T08:00:00Z';
+
+  it('keeps type, status, reason and lastTransitionTime of each, in order; no message', () => {
+    const p = pod(
+      makePod('a', 'shop')
+        .condition('Ready', 'False', { reason: 'ContainersNotReady', since: at })
+        .condition('example.com/gate', 'Unknown'),
+    );
+    expect(p.conditions!.entries).toEqual([
+      { type: 'PodScheduled', status: 'True', reason: undefined },
+      { type: 'Ready', status: 'False', reason: 'ContainersNotReady' },
+      { type: 'example.com/gate', status: 'Unknown', reason: undefined },
+    ]);
+    expect(p.conditions!.transitions).toEqual([undefined, Date.parse(at), undefined]);
+  });
+
+  it('pods of the same shape share one frozen list of entries and keep their own times', () => {
+    const cache = new ConversionCache();
+    const raw = (name: string, time: string): unknown =>
+      makePod(name, 'shop').condition('Ready', 'True', { since: time }).obj();
+    const a = convertPod(raw('a', at), cache);
+    const b = convertPod(raw('b', '2024-06-01T09:00:00Z'), cache);
+    expect(b.conditions!.entries).toBe(a.conditions!.entries);
+    expect(Object.isFrozen(a.conditions!.entries)).toBe(true);
+    expect(a.conditions!.transitions).not.toEqual(b.conditions!.transitions);
+  });
+
+  it('reads a Date as the live client hands it over; an unreadable time counts as none', () => {
+    const raw = makePod('a', 'shop').obj() as { status: Record<string, unknown> };
+    raw.status['conditions'] = [
+      { type: 'Ready', status: 'True', lastTransitionTime: new Date(at) },
+      { type: 'Initialized', status: 'True', lastTransitionTime: 'yesterday' },
+    ];
+    expect(convertPod(raw, new ConversionCache()).conditions!.transitions).toEqual([Date.parse(at), undefined]);
+  });
+
+  it('a pod whose status lists no conditions has none', () => {
+    const raw = makePod('a', 'shop').obj() as { status: Record<string, unknown> };
+    delete raw.status['conditions'];
+    expect(convertPod(raw, new ConversionCache()).conditions).toBeUndefined();
+  });
+});
+
+describe('convertPod: requested resource names (highNodeUtilization evictionModes)', () => {
+  it("names every resource a container or init container requests, a zero quantity too; not the pod's own", () => {
+    const raw = makePod('a', 'shop').requests({ cpu: '0' }).obj() as { spec: Record<string, unknown> };
+    raw.spec['initContainers'] = [{ name: 'init', resources: { requests: { 'example.com/gpu': '1' } } }];
+    raw.spec['resources'] = { requests: { memory: '1Gi' } };
+    raw.spec['overhead'] = { memory: '100Mi' };
+    const p = convertPod(raw, new ConversionCache());
+    expect(p.requestedResources).toEqual(['cpu', 'example.com/gpu']);
+    expect(p.requests['memory']).toBeGreaterThan(0);
+  });
+
+  it('pods with the same names share one frozen list; a pod requesting nothing has an empty one', () => {
+    const cache = new ConversionCache();
+    const a = convertPod(makePod('a', 'shop').requests({ cpu: '1', memory: '1Gi' }).obj(), cache);
+    const b = convertPod(makePod('b', 'shop').requests({ memory: '2Gi', cpu: '2' }).obj(), cache);
+    expect(b.requestedResources).toBe(a.requestedResources);
+    expect(Object.isFrozen(a.requestedResources)).toBe(true);
+    expect(convertPod(makePod('c', 'shop').obj(), cache).requestedResources).toEqual([]);
+  });
+});

@@ -23,7 +23,9 @@ import { hostPortsOf } from './hostPorts.js';
 import { controllerOwner, workloadOf } from './owners.js';
 import { evictAnnotationOf, protectedByOf, volumeFlags } from './podFlags.js';
 import { requiredNodeFeatures, resourceClaimNames, schedulingGated } from './podFeatures.js';
+import { podConditionsOf } from './podConditions.js';
 import { podStatusSummary } from './podStatus.js';
+import { requestedResourceNames } from './requestedResources.js';
 import { heldResources } from './resizedResources.js';
 import type { PriorityResolver } from './priorities.js';
 
@@ -116,6 +118,8 @@ export function convertPod(raw: unknown, cache: ConversionCache, resolvePriority
     restarts: health.restarts,
     initRestarts: health.initRestarts,
     statusDetail: health.statusDetail,
+    conditions: podConditionsOf(status),
+    requestedResources: requestedResourceNames(spec),
   };
 }
 

@@ -8,10 +8,18 @@ export interface HighNodeUtilizationConfig extends StrategyConfig {
   /** Act only when more nodes than this are underutilized. */
   readonly numberOfNodes: number;
   readonly usage: UsageSource;
+  /**
+   * The descheduler's evictionModes. OnlyThresholdingResources: a pod that requests none of the thresholds' resources
+   * is never evicted, so a node running one is not emptied (a half-emptied node saves nothing).
+   */
+  readonly evictionModes: readonly EvictionMode[];
 }
 
+export const EVICTION_MODES = ['OnlyThresholdingResources'] as const;
+export type EvictionMode = (typeof EVICTION_MODES)[number];
+
 export const highNodeUtilizationSection: PolicySection<HighNodeUtilizationConfig> = {
-  fields: ['enabled', 'thresholds', 'numberOfNodes', 'usage'],
+  fields: ['enabled', 'thresholds', 'numberOfNodes', 'usage', 'evictionModes'],
   defaults: {
     // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
@@ -21,11 +29,16 @@ export const highNodeUtilizationSection: PolicySection<HighNodeUtilizationConfig
     numberOfNodes: 0,
     // Requests are what the scheduler and the autoscaler go by.
     usage: 'Requests',
+    // None: every pod of an emptied node moves, whatever it requests (the descheduler's default).
+    evictionModes: [],
   },
   read: (r, section, path) => ({
     enabled: r.bool(section, 'enabled', path),
     thresholds: readThresholds(r, section, 'thresholds', path),
     numberOfNodes: r.integer(section, 'numberOfNodes', path, 0),
     usage: r.oneOf(section, 'usage', path, USAGE_SOURCES),
+    evictionModes: r.stringList(section, 'evictionModes', path, (m) =>
+      (EVICTION_MODES as readonly string[]).includes(m) ? undefined : `must be one of ${EVICTION_MODES.join(', ')}`,
+    ) as EvictionMode[] | undefined,
   }),
 };

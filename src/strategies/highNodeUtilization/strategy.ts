@@ -3,7 +3,8 @@
 // every pod on it that is not a DaemonSet or mirror pod can move and lands, on every node the scheduler might choose,
 // on a node that is not being emptied. A half-emptied node saves nothing, so a node that cannot be emptied keeps all
 // its pods. When every node is underutilized (where the descheduler does nothing), the most utilized one is kept as
-// the destination.
+// the destination. With evictionModes OnlyThresholdingResources, a node running a pod that requests none of the
+// thresholds' resources is not emptied (the descheduler would leave that pod and evict the rest).
 import { lifecycleReason } from '../../model/lifecycleTaints.js';
 import type { NodeInfo, PodInfo } from '../../model/types.js';
 import type { LoadStrategy, NodeClass, NodeClassification } from '../types.js';
@@ -24,6 +25,15 @@ const NAME = 'HighNodeUtilization';
 /** Pods an emptied node may keep: an autoscaler removes a node that runs only these. */
 function staysOnNode(pod: PodInfo): boolean {
   return pod.daemonSet || pod.mirror;
+}
+
+/**
+ * The pod's containers request one of `resources` (the key present, as the descheduler checks; `pods` is never a
+ * container request). A pod built without the list (tests) counts what its requests hold.
+ */
+function requestsAny(pod: PodInfo, resources: readonly string[]): boolean {
+  const names = pod.requestedResources ?? Object.keys(pod.requests);
+  return resources.some((r) => names.includes(r));
 }
 
 export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highNodeUtilization'> = {
@@ -72,6 +82,16 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
           ? undefined
           : `its replacement would land on ${t.name}, an underutilized node being emptied`;
       };
+      // OnlyThresholdingResources: a pod requesting none of the thresholds' resources stays, so the node stays full.
+      const kept = config.evictionModes.includes('OnlyThresholdingResources')
+        ? pods.find((p) => !requestsAny(p, resources))
+        : undefined;
+      if (kept !== undefined) {
+        const result = `it requests none of ${resources.join(', ')} (evictionModes OnlyThresholdingResources)`;
+        const why = `node ${node.name} cannot be emptied: ${kept.namespace}/${kept.name} cannot move (${result}); a half-emptied node saves nothing`;
+        for (const pod of pods) ctx.skip(pod, pod === kept ? result : why);
+        continue;
+      }
       const mark = ctx.mark();
       for (const [i, pod] of pods.entries()) {
         const result = ctx.move(pod, reason, lands);
@@ -92,11 +112,9 @@ export const highNodeUtilization: LoadStrategy<HighNodeUtilizationConfig, 'highN
       copyThresholds(args, section, 'thresholds');
       if (typeof args['numberOfNodes'] === 'number') section['numberOfNodes'] = args['numberOfNodes'];
       convertUsage(args, section, notes, NAME);
-      if (args['evictionModes'] !== undefined) {
-        notes.push(
-          `${NAME}.evictionModes: kube-rebalancer empties a node only when all its pods can move, whatever their requests`,
-        );
-      }
+      const modes = args['evictionModes'];
+      // Carried as given: a mode the descheduler does not know is refused by the section's validation, as by its own.
+      if (Array.isArray(modes) && modes.length > 0) section['evictionModes'] = modes;
     },
   },
 };

@@ -50,10 +50,28 @@ export interface PodLifeTimeConfig extends StrategyConfig {
   readonly exitCodes?: readonly number[];
   /** Only pods whose controller is of one of `include`'s kinds, and none of `exclude`'s (the descheduler's ownerKinds). */
   readonly ownerKinds?: { readonly include: readonly string[]; readonly exclude: readonly string[] };
+  /** Only pods with a status condition matching one of these (absent or empty: any); see PodConditionFilter. */
+  readonly conditions?: readonly PodConditionFilter[];
 }
 
+/** The status values a pod condition has (Kubernetes' ConditionStatus). */
+export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+
+/**
+ * One entry of `conditions` (the descheduler's PodConditionFilter): a condition matches when every field given
+ * agrees with it; with minTimeSinceLastTransitionMs its lastTransitionTime must be at least that long ago.
+ */
+export interface PodConditionFilter {
+  readonly type?: string;
+  readonly status?: (typeof CONDITION_STATUSES)[number];
+  readonly reason?: string;
+  readonly minTimeSinceLastTransitionMs?: number;
+}
+
+const CONDITION_FIELDS = ['type', 'status', 'reason', 'minTimeSinceLastTransition'] as const;
+
 export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
-  fields: ['enabled', 'maxPodLifeTime', 'states', 'exitCodes', 'ownerKinds'],
+  fields: ['enabled', 'maxPodLifeTime', 'states', 'exitCodes', 'ownerKinds', 'conditions'],
   defaults: {
     // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
@@ -64,6 +82,8 @@ export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
     // Empty: any exit code, any owner (the descheduler's defaults).
     exitCodes: [],
     ownerKinds: { include: [], exclude: [] },
+    // Empty: any conditions.
+    conditions: [],
   },
   read: (r, section, path) => ({
     enabled: r.bool(section, 'enabled', path),
@@ -73,6 +93,7 @@ export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
     ),
     exitCodes: readExitCodes(r, section, path),
     ownerKinds: readOwnerKinds(r, section, path),
+    conditions: readConditions(r, section, path),
   }),
 };
 
@@ -87,4 +108,33 @@ function readOwnerKinds(r: SectionReader, section: Obj | undefined, path: string
     include: r.stringList(o, 'include', where, kindProblem) ?? [],
     exclude: r.stringList(o, 'exclude', where, kindProblem) ?? [],
   };
+}
+
+/** conditions: a list of filters, each naming at least one of its fields (an empty filter would match any pod). */
+function readConditions(r: SectionReader, section: Obj | undefined, path: string): PodConditionFilter[] | undefined {
+  const value = section?.['conditions'];
+  if (value === undefined || value === null) return undefined;
+  const field = `${path}.conditions`;
+  if (!Array.isArray(value)) return r.fail(field, 'must be a list of condition filters');
+  const out: PodConditionFilter[] = [];
+  value.forEach((item: unknown, i) => {
+    const where = `${field}[${i}]`;
+    const o = r.objectValue(item, where, CONDITION_FIELDS);
+    if (o === undefined) return;
+    const type = r.string(o, 'type', where);
+    const status = r.oneOf(o, 'status', where, CONDITION_STATUSES);
+    const reason = r.string(o, 'reason', where);
+    const minMs = r.duration(o, 'minTimeSinceLastTransition', where);
+    if (CONDITION_FIELDS.every((k) => o[k] === undefined || o[k] === null || o[k] === '')) {
+      r.fail(where, `must set at least one of ${CONDITION_FIELDS.join(', ')} (an empty filter matches every pod)`);
+      return;
+    }
+    out.push({
+      ...(type ? { type } : {}),
+      ...(status !== undefined ? { status } : {}),
+      ...(reason ? { reason } : {}),
+      ...(minMs !== undefined ? { minTimeSinceLastTransitionMs: minMs } : {}),
+    });
+  });
+  return out;
 }

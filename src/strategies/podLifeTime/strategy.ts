@@ -1,12 +1,21 @@
 // PodLifeTime: pods older than maxPodLifeTime (by creationTimestamp, as the descheduler measures), optionally only
 // those in one of `states` (a phase, the pod's status reason, or a container's waiting or terminated reason), oldest
 // first. Running pods; Pending ones too when `states` names Pending or a waiting reason (a pod stuck pulling its
-// image is Pending); Succeeded and Failed ones when `states` names them.
+// image is Pending); Succeeded and Failed ones when `states` names them. exitCodes, ownerKinds and conditions (a status
+// condition's type, status, reason and time since its last transition) narrow the selection further: every filter
+// given must hold, as in the descheduler, so each one only ever removes pods.
 import type { PodInfo, PodPhase } from '../../model/types.js';
 import { formatAge, oldestFirst, secondsAsDuration } from '../housekeeping.js';
 import { stringItems } from '../../model/rawJson.js';
 import type { HousekeepingCandidate, HousekeepingStrategy } from '../types.js';
-import { LIFETIME_STATES, podLifeTimeSection, WAITING_REASONS, type PodLifeTimeConfig } from './policy.js';
+import {
+  CONDITION_STATUSES,
+  LIFETIME_STATES,
+  podLifeTimeSection,
+  WAITING_REASONS,
+  type PodConditionFilter,
+  type PodLifeTimeConfig,
+} from './policy.js';
 
 const NAME = 'PodLifeTime';
 
@@ -26,6 +35,31 @@ function ownerKindOk(pod: PodInfo, config: PodLifeTimeConfig): boolean {
   const kind = pod.owner?.kind;
   if (kinds.include.length > 0 && (kind === undefined || !kinds.include.includes(kind))) return false;
   return kind === undefined || !kinds.exclude.includes(kind);
+}
+
+/**
+ * conditions: the text of the first of the pod's status conditions that one of the filters matches (filters ORed, a
+ * filter's fields ANDed, as the descheduler's PodConditionFilter), or undefined when none does. A filter with a minimum
+ * time since the last transition skips a condition with no transition time or one in the future.
+ */
+function matchingCondition(pod: PodInfo, filters: readonly PodConditionFilter[], now: number): string | undefined {
+  const conditions = pod.conditions;
+  if (conditions === undefined) return undefined;
+  for (const f of filters) {
+    for (const [i, c] of conditions.entries.entries()) {
+      if (f.type !== undefined && c.type !== f.type) continue;
+      if (f.status !== undefined && c.status !== f.status) continue;
+      if (f.reason !== undefined && c.reason !== f.reason) continue;
+      const text = `${c.type}=${c.status}${c.reason === undefined ? '' : ` (${c.reason})`}`;
+      if (f.minTimeSinceLastTransitionMs === undefined) return text;
+      const at = conditions.transitions[i];
+      if (at === undefined) continue;
+      const since = now - at;
+      if (since < 0 || since < f.minTimeSinceLastTransitionMs) continue;
+      return `${text} for ${formatAge(since)}`;
+    }
+  }
+  return undefined;
 }
 
 export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'> = {
@@ -60,6 +94,12 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
         if (code === undefined) continue;
         state += `, a container exited with ${code}`;
       }
+      const filters = config.conditions ?? [];
+      if (filters.length > 0) {
+        const condition = matchingCondition(pod, filters, ctx.now);
+        if (condition === undefined) continue;
+        state += `, condition ${condition}`;
+      }
       out.push({ pod, reason: () => `pod is ${formatAge(age)} old, older than maxPodLifeTime ${limit}${state}` });
     }
     return out;
@@ -93,17 +133,8 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
         const o = owners as Record<string, unknown>;
         section['ownerKinds'] = { include: stringItems(o['include']), exclude: stringItems(o['exclude']) };
       }
-      if (Array.isArray(args['conditions']) && args['conditions'].length > 0 && section['enabled'] !== false) {
-        // Without its conditions the section would select more pods than the plugin did: left off, and said.
-        section['enabled'] = false;
-        notes.push('PodLifeTime: its conditions cannot be carried over, so the section is left disabled');
-      }
+      convertConditions(args['conditions'], section, notes);
       for (const [field, why] of [
-        [
-          'conditions',
-          'pod conditions (and their transition times) are not read; states, exitCodes, ownerKinds and ' +
-            'maxPodLifeTime select the pods',
-        ],
         ['includingInitContainers', "only the containers' own states are matched"],
         ['includingEphemeralContainers', 'ephemeral containers are debugging aids and are not matched'],
       ] as const) {
@@ -113,3 +144,38 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
     },
   },
 };
+
+/**
+ * PodLifeTime.conditions → conditions (minTimeSinceLastTransitionSeconds as a duration). A filter that cannot be
+ * carried leaves the section disabled: without it the section would select pods the plugin did not.
+ */
+function convertConditions(value: unknown, section: Record<string, unknown>, notes: string[]): void {
+  if (!Array.isArray(value) || value.length === 0) return;
+  const out: Record<string, unknown>[] = [];
+  const problems: string[] = [];
+  value.forEach((item: unknown, i) => {
+    const f = typeof item === 'object' && item !== null ? (item as Record<string, unknown>) : {};
+    const filter: Record<string, unknown> = {};
+    for (const key of ['type', 'reason'] as const) {
+      if (typeof f[key] === 'string' && f[key] !== '') filter[key] = f[key];
+    }
+    const status = f['status'];
+    if (typeof status === 'string' && status !== '') {
+      if ((CONDITION_STATUSES as readonly string[]).includes(status)) filter['status'] = status;
+      else problems.push(`[${i}] status ${JSON.stringify(status)} is not True, False or Unknown`);
+    }
+    const seconds = f['minTimeSinceLastTransitionSeconds'];
+    if (typeof seconds === 'number' && Number.isInteger(seconds) && seconds >= 0) {
+      filter['minTimeSinceLastTransition'] = secondsAsDuration(seconds);
+    }
+    if (Object.keys(filter).length === 0)
+      problems.push(`[${i}] sets none of type, status, reason, minTimeSinceLastTransitionSeconds`);
+    out.push(filter);
+  });
+  if (problems.length > 0) {
+    section['enabled'] = false;
+    notes.push(`PodLifeTime.conditions${problems.join('; ')}: not carried over, so the section is left disabled`);
+    return;
+  }
+  section['conditions'] = out;
+}
