@@ -22,6 +22,7 @@ import { explainScores, placeReplacement } from '../../src/scheduling/placement.
 import { modelledVersion, releaseFromServerVersion, type KubeVersion } from '../../src/model/kubeVersion.js';
 import { snapshotFromObjects } from '../../src/snapshot/load.js';
 import { controlPlaneAvailable, startControlPlane, type ControlPlane } from '../controlplane/index.js';
+import { parseAttempts, random, type Attempt, type Random } from './parityTools.js';
 
 const SEED = 0x19c0ffee;
 const CLUSTERS = 50;
@@ -33,34 +34,6 @@ const GiB = 2 ** 30;
 const MiB = 2 ** 20;
 
 type Json = Record<string, unknown>;
-
-/** mulberry32: a small seeded generator, so CI sees the same clusters every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-interface Random {
-  (): number;
-  pick<T>(items: readonly T[]): T;
-  int(lo: number, hi: number): number;
-  chance(p: number): boolean;
-}
-
-function random(seed: number): Random {
-  const next = rng(seed);
-  const r = (() => next()) as Random;
-  r.pick = (items) => items[Math.floor(next() * items.length)]!;
-  r.int = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
-  r.chance = (p) => next() < p;
-  return r;
-}
 
 const IMAGES: ReadonlyArray<{ name: string; size: number }> = [
   { name: 'registry.example/web:1', size: 420 * MiB },
@@ -363,48 +336,6 @@ function hasHostPort(pod: Json): boolean {
   return ((pod['spec'] as Json)['containers'] as Json[]).some((c) =>
     ((c['ports'] as Json[] | undefined) ?? []).some((p) => p['hostPort'] !== undefined),
   );
-}
-
-// ---- the scheduler's log ------------------------------------------------------------------------------------------
-
-interface Attempt {
-  readonly pod: string;
-  /** Final score per node, when the scheduler scored (more than one feasible node). */
-  readonly finals: Map<string, number>;
-  /** plugin → node → weighted score. */
-  readonly plugins: Map<string, Map<string, number>>;
-}
-
-const ATTEMPT = /"Attempting to schedule pod" pod="([^"]+)"/;
-const FINAL = /"Calculated node's final score for pod" pod="([^"]+)" node="([^"]+)" score=(-?\d+)/;
-const PLUGIN = /"Plugin scored node for pod" pod="([^"]+)" plugin="([^"]+)" node="([^"]+)" score=(-?\d+)/;
-
-function parseAttempts(text: string): Attempt[] {
-  const attempts: Attempt[] = [];
-  const current = new Map<string, Attempt>();
-  for (const line of text.split('\n')) {
-    let m = ATTEMPT.exec(line);
-    if (m) {
-      const a: Attempt = { pod: m[1]!, finals: new Map(), plugins: new Map() };
-      attempts.push(a);
-      current.set(a.pod, a);
-      continue;
-    }
-    m = FINAL.exec(line);
-    if (m) {
-      current.get(m[1]!)?.finals.set(m[2]!, Number(m[3]));
-      continue;
-    }
-    m = PLUGIN.exec(line);
-    if (m) {
-      const a = current.get(m[1]!);
-      if (a === undefined) continue;
-      let perNode = a.plugins.get(m[2]!);
-      if (perNode === undefined) a.plugins.set(m[2]!, (perNode = new Map()));
-      perNode.set(m[3]!, Number(m[4]));
-    }
-  }
-  return attempts;
 }
 
 // ---- the suite ----------------------------------------------------------------------------------------------------

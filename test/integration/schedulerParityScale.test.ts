@@ -43,6 +43,7 @@ import { DEFAULT_PROFILE, type SchedulerProfile } from '../../src/scheduling/pro
 import { parseSchedulerConfig } from '../../src/scheduling/schedulerConfig.js';
 import { snapshotFromObjects } from '../../src/snapshot/load.js';
 import { controlPlaneAvailable, startControlPlane, type ControlPlane } from '../controlplane/index.js';
+import { parseAttempts, random, type Attempt, type Random } from './parityTools.js';
 
 const SEED = 0x2915ca1e;
 const CLUSTERS_PER_SETTING = 5;
@@ -61,29 +62,6 @@ percentageOfNodesToScore: 100
 
 type Json = Record<string, unknown>;
 type Scores = Array<{ node: string; total: number; plugins: Record<string, number> }>;
-
-/** mulberry32: a small seeded generator, so CI sees the same clusters every run. */
-function random(seed: number): {
-  (): number;
-  pick<T>(items: readonly T[]): T;
-  int(lo: number, hi: number): number;
-  chance(p: number): boolean;
-} {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return Object.assign(() => next(), {
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-    chance: (p: number) => next() < p,
-  });
-}
-type Random = ReturnType<typeof random>;
 
 const IMAGES = [
   { name: 'registry.example/web:1', size: 420 * MiB },
@@ -286,47 +264,6 @@ function generate(r: Random, index: number, nodeCount: number): Cluster {
     podOf(r, `s${index}-probe${i}`, true, templates),
   );
   return { nodes, taints, statuses, pods, probes };
-}
-
-// ---- the scheduler's log ------------------------------------------------------------------------------------------
-
-interface Attempt {
-  readonly pod: string;
-  /** Final score per node the scheduler scored (none when one node or none was feasible). */
-  readonly finals: Map<string, number>;
-  /** plugin → node → weighted score. */
-  readonly plugins: Map<string, Map<string, number>>;
-}
-
-const ATTEMPT = /"Attempting to schedule pod" pod="([^"]+)"/;
-const FINAL = /"Calculated node's final score for pod" pod="([^"]+)" node="([^"]+)" score=(-?\d+)/;
-const PLUGIN = /"Plugin scored node for pod" pod="([^"]+)" plugin="([^"]+)" node="([^"]+)" score=(-?\d+)/;
-
-function parseAttempts(text: string): Attempt[] {
-  const attempts: Attempt[] = [];
-  const current = new Map<string, Attempt>();
-  for (const line of text.split('\n')) {
-    let m = ATTEMPT.exec(line);
-    if (m) {
-      const a: Attempt = { pod: m[1]!, finals: new Map(), plugins: new Map() };
-      attempts.push(a);
-      current.set(a.pod, a);
-      continue;
-    }
-    m = FINAL.exec(line);
-    if (m) {
-      current.get(m[1]!)?.finals.set(m[2]!, Number(m[3]));
-      continue;
-    }
-    m = PLUGIN.exec(line);
-    const a = m ? current.get(m[1]!) : undefined;
-    if (m && a !== undefined) {
-      let perNode = a.plugins.get(m[2]!);
-      if (perNode === undefined) a.plugins.set(m[2]!, (perNode = new Map()));
-      perNode.set(m[3]!, Number(m[4]));
-    }
-  }
-  return attempts;
 }
 
 // ---- the suite ----------------------------------------------------------------------------------------------------
