@@ -12,6 +12,28 @@ export interface ClusterShape {
   readonly namespaces: number;
 }
 
+/** The bench's 10k-pod cluster: every workload skewed (the one-cycle rows of run.ts, compare.ts and load.ts). */
+export const SPREAD_10K: ClusterShape = {
+  nodes: 300,
+  zones: 3,
+  workloads: 1000,
+  replicas: 10,
+  skewedFraction: 1,
+  kind: 'spread',
+  namespaces: 20,
+};
+
+/** The bench's 150k-pod cluster: 5,000 nodes, a tenth of the workloads skewed, spread and affinity mixed. */
+export const MIXED_150K: ClusterShape = {
+  nodes: 5000,
+  zones: 3,
+  workloads: 3000,
+  replicas: 50,
+  skewedFraction: 0.1,
+  kind: 'mixed',
+  namespaces: 100,
+};
+
 export interface RawCluster {
   readonly objects: unknown[];
   readonly podCount: number;

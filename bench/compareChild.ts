@@ -7,29 +7,10 @@
 // default policy, or the default with lowNodeUtilization alone and deviation thresholds of 2 points).
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ClusterShape } from './clusters.js';
+import { MIXED_150K, SPREAD_10K, type ClusterShape } from './clusters.js';
 import type { Policy } from '../src/policy/types.js';
 import type { LowNodeUtilizationConfig } from '../src/strategies/lowNodeUtilization/policy.js';
 import type { ClusterSnapshot } from '../src/model/types.js';
-
-const SPREAD_10K: ClusterShape = {
-  nodes: 300,
-  zones: 3,
-  workloads: 1000,
-  replicas: 10,
-  skewedFraction: 1,
-  kind: 'spread',
-  namespaces: 20,
-};
-const MIXED_150K: ClusterShape = {
-  nodes: 5000,
-  zones: 3,
-  workloads: 3000,
-  replicas: 50,
-  skewedFraction: 0.1,
-  kind: 'mixed',
-  namespaces: 100,
-};
 
 /** bench/run.ts's one-cycle rows, by the names this script takes. */
 const ROWS: Record<string, { readonly shape: ClusterShape; readonly lowNodeUtilization?: true }> = {

@@ -8,17 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { generateCluster, type ClusterShape } from './clusters.js';
+import { generateCluster, SPREAD_10K, type ClusterShape } from './clusters.js';
 
-const SHAPE: ClusterShape = {
-  nodes: 300,
-  zones: 3,
-  workloads: 1000,
-  replicas: 10,
-  skewedFraction: 1,
-  kind: 'spread',
-  namespaces: 20,
-};
+const SHAPE: ClusterShape = SPREAD_10K;
 
 interface ChildFigures {
   readonly planMs: number;

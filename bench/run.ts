@@ -12,7 +12,7 @@ import type { Policy } from '../src/policy/types.js';
 import type { LowNodeUtilizationConfig } from '../src/strategies/lowNodeUtilization/policy.js';
 import { snapshotFromObjects } from '../src/snapshot/load.js';
 import { ENABLE_HINT, findAssets } from '../test/controlplane/assets.js';
-import { generateCluster, type ClusterShape } from './clusters.js';
+import { generateCluster, MIXED_150K, SPREAD_10K, type ClusterShape } from './clusters.js';
 import { operatorInstallFrom } from './operatorInstall.js';
 import { snapshotLoad } from './load.js';
 
@@ -24,26 +24,6 @@ interface Case {
   /** Targets from the issues, in milliseconds: analysis alone, one cycle's plan (default policy), the whole job. */
   readonly targets?: { readonly analysisMs?: number; readonly cyclePlanMs?: number; readonly wholeJobPlanMs?: number };
 }
-
-const SPREAD_10K: ClusterShape = {
-  nodes: 300,
-  zones: 3,
-  workloads: 1000,
-  replicas: 10,
-  skewedFraction: 1,
-  kind: 'spread',
-  namespaces: 20,
-};
-
-const MIXED_150K: ClusterShape = {
-  nodes: 5000,
-  zones: 3,
-  workloads: 3000,
-  replicas: 50,
-  skewedFraction: 0.1,
-  kind: 'mixed',
-  namespaces: 100,
-};
 
 const CASES: Case[] = [
   {
