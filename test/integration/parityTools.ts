@@ -65,3 +65,35 @@ export function parseAttempts(text: string): Attempt[] {
   }
   return attempts;
 }
+
+type Answer = Promise<{ status: number; body: unknown }>;
+
+/** The body of an API answer, or a thrown error naming the status: a probe cluster that failed to build is no result. */
+export async function must(answer: Answer): Promise<unknown> {
+  const a = await answer;
+  if (a.status >= 300) throw new Error(`API answered ${a.status}: ${JSON.stringify(a.body)}`);
+  return a.body;
+}
+
+/**
+ * One empty ReplicaSet per workload that has one, named `<app>-<hash>` with the workload's labels as its selector:
+ * the scheduler's default spreading finds a pod's siblings through it, so the probes' owners must exist.
+ */
+export async function createReplicaSets(
+  request: (method: string, path: string, body: unknown) => Answer,
+  namespace: string,
+  workloads: ReadonlyArray<{ readonly name: string; readonly labels: Record<string, string> }>,
+): Promise<void> {
+  for (const { name, labels } of workloads) {
+    await must(
+      request('POST', `/apis/apps/v1/namespaces/${namespace}/replicasets`, {
+        metadata: { name, labels },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: 'main', image: 'registry.example/x:1' }] } },
+        },
+      }),
+    );
+  }
+}

@@ -22,7 +22,7 @@ import { explainScores, placeReplacement } from '../../src/scheduling/placement.
 import { modelledVersion, releaseFromServerVersion, type KubeVersion } from '../../src/model/kubeVersion.js';
 import { snapshotFromObjects } from '../../src/snapshot/load.js';
 import { controlPlaneAvailable, startControlPlane, type ControlPlane } from '../controlplane/index.js';
-import { parseAttempts, random, type Attempt, type Random } from './parityTools.js';
+import { createReplicaSets, must, parseAttempts, random, type Attempt, type Random } from './parityTools.js';
 
 const SEED = 0x19c0ffee;
 const CLUSTERS = 50;
@@ -374,30 +374,17 @@ describe.skipIf(!controlPlaneAvailable())('landing prediction against the real k
     kubeVersion = modelledVersion(parsed, 'the control plane').version;
     modern = parsed.major === 1 && parsed.minor >= 35;
     await must(cp.request('POST', '/api/v1/namespaces', { metadata: { name: NS } }));
-    for (const app of APPS.filter((a) => a.rs)) {
-      const labels = labelsOf(app);
-      await must(
-        cp.request('POST', `/apis/apps/v1/namespaces/${NS}/replicasets`, {
-          metadata: { name: `${app.app}-${HASH}`, labels },
-          spec: {
-            replicas: 0,
-            selector: { matchLabels: labels },
-            template: { metadata: { labels }, spec: { containers: [{ name: 'main', image: 'registry.example/x:1' }] } },
-          },
-        }),
-      );
-    }
+    const withReplicaSet = APPS.filter((a) => a.rs);
+    await createReplicaSets(
+      (method, path, body) => cp.request(method, path, body),
+      NS,
+      withReplicaSet.map((app) => ({ name: `${app.app}-${HASH}`, labels: labelsOf(app) })),
+    );
   }, 120_000);
 
   afterAll(async () => {
     await cp?.stop();
   });
-
-  async function must(answer: Promise<{ status: number; body: unknown }>): Promise<unknown> {
-    const a = await answer;
-    if (a.status >= 300) throw new Error(`API answered ${a.status}: ${JSON.stringify(a.body)}`);
-    return a.body;
-  }
 
   async function createCluster(c: Cluster): Promise<void> {
     await Promise.all(c.nodes.map((n) => must(cp.request('POST', '/api/v1/nodes', n))));

@@ -43,7 +43,7 @@ import { DEFAULT_PROFILE, type SchedulerProfile } from '../../src/scheduling/pro
 import { parseSchedulerConfig } from '../../src/scheduling/schedulerConfig.js';
 import { snapshotFromObjects } from '../../src/snapshot/load.js';
 import { controlPlaneAvailable, startControlPlane, type ControlPlane } from '../controlplane/index.js';
-import { parseAttempts, random, type Attempt, type Random } from './parityTools.js';
+import { createReplicaSets, must, parseAttempts, random, type Attempt, type Random } from './parityTools.js';
 
 const SEED = 0x2915ca1e;
 const CLUSTERS_PER_SETTING = 5;
@@ -400,31 +400,18 @@ describe.skipIf(!controlPlaneAvailable())('landing prediction against the real k
     kubeVersion = modelledVersion(releaseFromServerVersion(info)!, 'the control plane').version;
     writeFileSync(scoreAllFile, SCORE_ALL);
     await must(cp.request('POST', '/api/v1/namespaces', { metadata: { name: NS } }));
-    for (const app of APPS.filter((a) => a.rs)) {
-      const labels = labelsOf(app);
-      await must(
-        cp.request('POST', `/apis/apps/v1/namespaces/${NS}/replicasets`, {
-          metadata: { name: `${app.app}-${HASH}`, labels },
-          spec: {
-            replicas: 0,
-            selector: { matchLabels: labels },
-            template: { metadata: { labels }, spec: { containers: [{ name: 'main', image: 'registry.example/x:1' }] } },
-          },
-        }),
-      );
-    }
+    const withReplicaSet = APPS.filter((a) => a.rs);
+    await createReplicaSets(
+      (method, path, body) => cp.request(method, path, body),
+      NS,
+      withReplicaSet.map((app) => ({ name: `${app.app}-${HASH}`, labels: labelsOf(app) })),
+    );
   }, 120_000);
 
   afterAll(async () => {
     await cp?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-
-  async function must(answer: Promise<{ status: number; body: unknown }>): Promise<unknown> {
-    const a = await answer;
-    if (a.status >= 300) throw new Error(`API answered ${a.status}: ${JSON.stringify(a.body)}`);
-    return a.body;
-  }
 
   /** Runs `work` over `items`, `width` at a time. */
   async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
