@@ -263,8 +263,15 @@ export class PolicyController {
       const entry = this.deps.cache.policy(name);
       if (entry === undefined || !this.live(name, state) || !this.deps.isLeader()) return;
       try {
-        state.resourceVersion = await this.deps.writeStatus(name, this.statusOf(entry, state), state.resourceVersion);
-        state.unwritten = { evicted: 0, failed: 0 };
+        // What this write carries; outcomes counted while it is on the wire stay unwritten after it succeeds, so a
+        // later conflict merges them into the live totals instead of dropping them.
+        const status = this.statusOf(entry, state);
+        const sent = { ...state.unwritten };
+        state.resourceVersion = await this.deps.writeStatus(name, status, state.resourceVersion);
+        state.unwritten = {
+          evicted: state.unwritten.evicted - sent.evicted,
+          failed: state.unwritten.failed - sent.failed,
+        };
         return;
       } catch (err) {
         if (!(err instanceof StatusConflictError)) {

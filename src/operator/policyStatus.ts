@@ -68,7 +68,8 @@ export function composeStatus(
     lastRunTime: state.lastRunTime,
     lastSuccessfulRunTime: state.lastSuccessfulRunTime,
     lastPlan: state.lastPlan,
-    totals: state.totals,
+    // A copy: the run keeps counting while this status is on the wire, and the write must say what it carried.
+    totals: { ...state.totals },
     ...(policy !== undefined && window !== undefined
       ? { outsideWindow: outsideWindowCondition(policy, window, state.windowClosed) }
       : {}),

@@ -25,7 +25,16 @@ interface Write {
   readonly resourceVersion: string;
 }
 
-function setup(cached: Record<string, unknown>, live: () => Record<string, unknown>, conflicts = 0, start = NOW) {
+/** How the API server answers the n-th status write (0-based): the new resourceVersion, or a rejection. */
+type WriteAnswer = (n: number, resourceVersion: string) => Promise<string>;
+
+function setup(
+  cached: Record<string, unknown>,
+  live: () => Record<string, unknown>,
+  conflicts = 0,
+  start = NOW,
+  answer?: WriteAnswer,
+) {
   const clock = new ManualClock(start);
   const cache = new ClusterCache(clock);
   const put = (raw: Record<string, unknown>): PolicyEntry => cache.convertPolicy(raw);
@@ -44,6 +53,7 @@ function setup(cached: Record<string, unknown>, live: () => Record<string, unkno
     stopSignal: new AbortController().signal,
     writeStatus: (_, status, resourceVersion) => {
       writes.push({ status, resourceVersion });
+      if (answer !== undefined) return answer(writes.length - 1, resourceVersion);
       if (refuse-- > 0) return Promise.reject(new StatusConflictError('balance'));
       return Promise.resolve(String(Number(resourceVersion) + 1));
     },
@@ -101,6 +111,40 @@ describe('policy state', () => {
     expect(writes[1]!.status.cooldowns.map((c) => c.workload)).toEqual(['ops/Deployment/api']);
     expect(state.unwritten).toEqual({ evicted: 0, failed: 0 });
     expect(state.resourceVersion).toBe('10');
+  });
+
+  it('an eviction counted while a write is on the wire is still unwritten after it: a later conflict keeps it', async () => {
+    // The spec edit of test/e2e/promises.test.ts: a status write is in flight when the run counts its eviction; the
+    // write succeeds without it; the edit moves the resourceVersion, so the next write conflicts and is merged with
+    // the live status, which never had the eviction.
+    const cached = policyObject('5', { totals: { evicted: 0, failed: 0 } });
+    const live = policyObject('7', { totals: { evicted: 0, failed: 0 } });
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const answer: WriteAnswer = async (n, resourceVersion) => {
+      if (n === 0) {
+        await held;
+        return String(Number(resourceVersion) + 1);
+      }
+      if (resourceVersion !== '7') throw new StatusConflictError('balance');
+      return '8';
+    };
+    const { controller, writes } = setup(cached, () => live, 0, NOW, answer);
+    const state = controller.state('balance')!;
+    const first = controller.syncStatus('balance');
+    await Promise.resolve();
+    expect(writes).toHaveLength(1);
+    // Counted as the cycle counts an outcome, after the status on the wire was composed.
+    state.totals.evicted += 1;
+    state.unwritten.evicted += 1;
+    release!();
+    await first;
+    expect(writes[0]!.status.totals).toEqual({ evicted: 0, failed: 0 });
+    expect(state.unwritten).toEqual({ evicted: 1, failed: 0 });
+    await controller.syncStatus('balance');
+    expect(writes.map((w) => w.resourceVersion)).toEqual(['5', '6', '7']);
+    expect(writes.at(-1)!.status.totals).toEqual({ evicted: 1, failed: 0 });
+    expect(state.unwritten).toEqual({ evicted: 0, failed: 0 });
   });
 
   it('a Lease lost before the status was written: what this replica did is merged back and written as it leads again', async () => {
