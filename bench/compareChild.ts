@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MIXED_150K, SPREAD_10K, type ClusterShape } from './clusters.js';
 import type { Policy } from '../src/policy/types.js';
-import type { LowNodeUtilizationConfig } from '../src/strategies/lowNodeUtilization/policy.js';
+import { withLowNodeUtilization } from './policies.js';
 import type { ClusterSnapshot } from '../src/model/types.js';
 
 /** bench/run.ts's one-cycle rows, by the names this script takes. */
@@ -40,32 +40,6 @@ async function load(root: string): Promise<TreeModules> {
   return { ...clusters, ...loader, ...plan, ...parse };
 }
 
-/** As bench/run.ts's withLowNodeUtilization: the strategy alone, two points around the mean. */
-function lowNodeUtilizationAlone(policy: Policy): Policy {
-  const s = policy.spec.strategies;
-  const lowNodeUtilization: LowNodeUtilizationConfig = {
-    ...s.lowNodeUtilization,
-    enabled: true,
-    thresholds: { cpu: 2, pods: 2 },
-    targetThresholds: { cpu: 2, pods: 2 },
-    useDeviationThresholds: true,
-  };
-  return {
-    ...policy,
-    spec: {
-      ...policy.spec,
-      strategies: {
-        ...s,
-        topologySpread: { ...s.topologySpread, enabled: false },
-        podAntiAffinity: { ...s.podAntiAffinity, enabled: false },
-        nodeAffinity: { ...s.nodeAffinity, enabled: false },
-        nodeTaints: { ...s.nodeTaints, enabled: false },
-        lowNodeUtilization,
-      },
-    },
-  };
-}
-
 /** A call's time, from a collected heap: the garbage of the other tree's turn is not charged to this one. */
 function timed(fn: () => unknown): number {
   global.gc?.();
@@ -91,7 +65,7 @@ async function main(): Promise<void> {
   const trees = await Promise.all([load(baseRoot), load(headRoot)]);
   const cycles = trees.map((t) => {
     const { snapshot } = t.snapshotFromObjects(t.generateCluster(row.shape).objects, { file: 'bench', now });
-    const policy = row.lowNodeUtilization === true ? lowNodeUtilizationAlone(t.DEFAULT_POLICY) : t.DEFAULT_POLICY;
+    const policy = row.lowNodeUtilization === true ? withLowNodeUtilization(t.DEFAULT_POLICY) : t.DEFAULT_POLICY;
     return () => t.planCycle(snapshot, policy);
   });
   const [base, head] = cycles as [() => unknown, () => unknown];

@@ -9,7 +9,7 @@ import { analyze } from '../src/analysis/analyze.js';
 import { planCycle } from '../src/planner/plan.js';
 import { DEFAULT_POLICY } from '../src/policy/parse.js';
 import type { Policy } from '../src/policy/types.js';
-import type { LowNodeUtilizationConfig } from '../src/strategies/lowNodeUtilization/policy.js';
+import { withLowNodeUtilization } from './policies.js';
 import { snapshotFromObjects } from '../src/snapshot/load.js';
 import { ENABLE_HINT, findAssets } from '../test/controlplane/assets.js';
 import { generateCluster, MIXED_150K, SPREAD_10K, type ClusterShape } from './clusters.js';
@@ -68,33 +68,6 @@ const CASES: Case[] = [
     targets: { cyclePlanMs: 2000 },
   },
 ];
-
-/** The default policy with lowNodeUtilization on, thresholds around the generated clusters' load. */
-function withLowNodeUtilization(policy: Policy): Policy {
-  const lowNodeUtilization: LowNodeUtilizationConfig = {
-    ...policy.spec.strategies.lowNodeUtilization,
-    enabled: true,
-    // Two points around the mean: the skewed workloads' nodes are over, the others' under (10k: zone c is empty).
-    thresholds: { cpu: 2, pods: 2 },
-    targetThresholds: { cpu: 2, pods: 2 },
-    useDeviationThresholds: true,
-  };
-  return {
-    ...policy,
-    spec: {
-      ...policy.spec,
-      strategies: {
-        ...policy.spec.strategies,
-        // Alone, so the row measures it (the skewed spread and the mixed clusters' violations would fill the cycle).
-        topologySpread: { ...policy.spec.strategies.topologySpread, enabled: false },
-        podAntiAffinity: { ...policy.spec.strategies.podAntiAffinity, enabled: false },
-        nodeAffinity: { ...policy.spec.strategies.nodeAffinity, enabled: false },
-        nodeTaints: { ...policy.spec.strategies.nodeTaints, enabled: false },
-        lowNodeUtilization,
-      },
-    },
-  };
-}
 
 /** A policy that may act on everything at once: measures planning the whole job, not one paced cycle. */
 function unboundedPolicy(): Policy {
