@@ -97,3 +97,20 @@ export async function createReplicaSets(
     );
   }
 }
+
+/**
+ * The probes the scheduler has not decided on yet: not bound, and not marked unschedulable (a PodScheduled=False
+ * condition is a decision too).
+ */
+export function undecidedProbes(
+  pods: ReadonlyArray<Record<string, unknown>>,
+  probes: readonly string[],
+): Array<Record<string, unknown>> {
+  return pods.filter((p) => {
+    const name = (p['metadata'] as Record<string, unknown>)['name'] as string;
+    if (!probes.includes(name) || (p['spec'] as Record<string, unknown>)['nodeName']) return false;
+    const status = p['status'] as Record<string, unknown> | undefined;
+    const conditions = (status?.['conditions'] as Array<Record<string, unknown>> | undefined) ?? [];
+    return !conditions.some((k) => k['type'] === 'PodScheduled' && k['status'] === 'False');
+  });
+}

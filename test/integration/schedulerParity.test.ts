@@ -22,7 +22,15 @@ import { explainScores, placeReplacement } from '../../src/scheduling/placement.
 import { modelledVersion, releaseFromServerVersion, type KubeVersion } from '../../src/model/kubeVersion.js';
 import { snapshotFromObjects } from '../../src/snapshot/load.js';
 import { controlPlaneAvailable, startControlPlane, type ControlPlane } from '../controlplane/index.js';
-import { createReplicaSets, must, parseAttempts, random, type Attempt, type Random } from './parityTools.js';
+import {
+  createReplicaSets,
+  must,
+  parseAttempts,
+  random,
+  undecidedProbes,
+  type Attempt,
+  type Random,
+} from './parityTools.js';
 
 const SEED = 0x19c0ffee;
 const CLUSTERS = 50;
@@ -433,13 +441,7 @@ describe.skipIf(!controlPlaneAvailable())('landing prediction against the real k
     const deadline = Date.now() + 30_000;
     for (;;) {
       const pods = await listPods();
-      const pending = pods.filter((p) => {
-        const name = (p['metadata'] as Json)['name'] as string;
-        if (!probes.includes(name)) return false;
-        if ((p['spec'] as Json)['nodeName']) return false;
-        const conditions = ((p['status'] as Json | undefined)?.['conditions'] as Json[] | undefined) ?? [];
-        return !conditions.some((k) => k['type'] === 'PodScheduled' && k['status'] === 'False');
-      });
+      const pending = undecidedProbes(pods, probes);
       if (pending.length === 0) return pods;
       if (Date.now() > deadline) throw new Error(`probes not placed in 30 s: ${pending.length}`);
       await sleep(100);

@@ -43,7 +43,15 @@ import { DEFAULT_PROFILE, type SchedulerProfile } from '../../src/scheduling/pro
 import { parseSchedulerConfig } from '../../src/scheduling/schedulerConfig.js';
 import { snapshotFromObjects } from '../../src/snapshot/load.js';
 import { controlPlaneAvailable, startControlPlane, type ControlPlane } from '../controlplane/index.js';
-import { createReplicaSets, must, parseAttempts, random, type Attempt, type Random } from './parityTools.js';
+import {
+  createReplicaSets,
+  must,
+  parseAttempts,
+  random,
+  undecidedProbes,
+  type Attempt,
+  type Random,
+} from './parityTools.js';
 
 const SEED = 0x2915ca1e;
 const CLUSTERS_PER_SETTING = 5;
@@ -454,11 +462,7 @@ describe.skipIf(!controlPlaneAvailable())('landing prediction against the real k
     const deadline = Date.now() + 60_000;
     for (;;) {
       const pods = await list(`/api/v1/namespaces/${NS}/pods`, 'Pod');
-      const pending = pods.filter((p) => {
-        if (!probes.includes(nameOf(p)) || (p['spec'] as Json)['nodeName']) return false;
-        const conditions = ((p['status'] as Json | undefined)?.['conditions'] as Json[] | undefined) ?? [];
-        return !conditions.some((k) => k['type'] === 'PodScheduled' && k['status'] === 'False');
-      });
+      const pending = undecidedProbes(pods, probes);
       if (pending.length === 0) return pods;
       if (Date.now() > deadline) throw new Error(`probes not placed in 60 s: ${pending.length}`);
       await sleep(200);
