@@ -21,6 +21,7 @@ import type {
   ViolationRecord,
 } from '../strategies/types.js';
 import { utilizationOf } from '../strategies/utilization.js';
+import type { GroupState } from '../scheduling/clusterState.js';
 import type { Planner } from './planner.js';
 import { compareCandidates } from './planner.js';
 import type { DegradedStrategy, NodeReport } from '../model/plan.js';
@@ -60,35 +61,53 @@ interface RuleWatch {
   readonly checks: readonly { strategy: string; check: ViolationCheck; actsOnSoft: boolean }[];
 }
 
-function breaksRule(
+/**
+ * For one attempt at moving `pod` off `from`: why its replacement on a given node would break a rule another enabled
+ * strategy acts on (or a hard spread constraint, which the scheduler enforces whatever the policy); undefined when it
+ * breaks none. Built once per attempt because the state stands still while the attempt asks about every possible
+ * landing (over a thousand nodes where the scheduler samples): the groups' skews before, the pod's violations where it
+ * runs now, and each group's skew per landing domain are worked out once, not once per node.
+ */
+function ruleBreaker(
   { planner, spec, strategies, checks }: RuleWatch,
   pod: PodInfo,
   from: NodeInfo,
-  target: NodeInfo,
-): string | undefined {
+): (target: NodeInfo) => string | undefined {
   const state = planner.state;
+  const groups: Array<{ g: GroupState; before: number; after: Map<string | undefined, number> }> = [];
   for (const g of state.groupsSelecting(pod.namespace, pod.labels)) {
     const c = g.group.constraint;
     const actedOn =
       c.whenUnsatisfiable === 'DoNotSchedule' ||
       strategies.skew.some((s) => s.actsOn(g.group, configOf(spec.strategies, s)));
-    if (!actedOn) continue;
-    const before = skewTuple(g.counts, c.minDomains)[0];
-    const after = state.tupleAfter(g, pod, from, target)[0];
-    if (after > Math.max(before, c.maxSkew)) {
-      return `its replacement on ${target.name} would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${after}`;
-    }
+    if (actedOn) groups.push({ g, before: skewTuple(g.counts, c.minDomains)[0], after: new Map() });
   }
   const found = (node: NodeInfo): ViolationRecord[] => {
     const out: ViolationRecord[] = [];
     for (const c of checks) c.check(pod, node, out);
     return out.filter((v) => !v.soft || checks.find((c) => c.strategy === v.strategy)?.actsOnSoft);
   };
-  const already = new Set(found(from).map((v) => v.strategy));
-  const broken = found(target).find((v) => !already.has(v.strategy));
-  return broken === undefined
-    ? undefined
-    : `its replacement on ${target.name} would break ${broken.strategy}: ${broken.reason}`;
+  let already: Set<string> | undefined;
+  return (target) => {
+    for (const { g, before, after: byDomain } of groups) {
+      const c = g.group.constraint;
+      // The skew after the move depends on the landing's domain only (the group selects the pod).
+      const domain = g.group.domainsByNode.get(target.name);
+      let after = byDomain.get(domain);
+      if (after === undefined) {
+        after = state.tupleAfter(g, pod, from, target)[0];
+        byDomain.set(domain, after);
+      }
+      if (after > Math.max(before, c.maxSkew)) {
+        return `its replacement on ${target.name} would raise the skew of ${c.topologyKey} spread (${g.group.workloads.join(', ')}) to ${after}`;
+      }
+    }
+    already ??= new Set(found(from).map((v) => v.strategy));
+    const broken = found(target).find((v) => !already!.has(v.strategy));
+    return broken === undefined
+      ? undefined
+      : `its replacement on ${target.name} would break ${broken.strategy}: ${broken.reason}`;
+  };
 }
 
 /** Where the policy's enabled `usage: Prometheus` strategy reads (the operator queries it for the cycle), if any. */
@@ -178,11 +197,28 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
       move(pod, reason, lands) {
         const from = planner.state.nodeOf(pod);
         if (from === undefined) return 'pod is already planned for eviction';
+        // The attempt asks about the target and each tie more than once (the strategy's rule, then every possible
+        // landing alone): each node is judged once per attempt.
+        const breaks = ruleBreaker(watch, pod, from);
+        const ownVerdicts = new Map<NodeInfo, string | undefined>();
+        const ruleVerdicts = new Map<NodeInfo, string | undefined>();
+        const memo = (
+          verdicts: Map<NodeInfo, string | undefined>,
+          t: NodeInfo,
+          why: (t: NodeInfo) => string | undefined,
+        ): string | undefined => {
+          if (verdicts.has(t)) return verdicts.get(t);
+          const verdict = why(t);
+          verdicts.set(t, verdict);
+          return verdict;
+        };
         const judge = (targets: readonly NodeInfo[]): string | undefined => {
-          const own = lands(targets);
-          if (own !== undefined) return own;
           for (const t of targets) {
-            const broken = breaksRule(watch, pod, from, t);
+            const own = memo(ownVerdicts, t, (n) => lands([n]));
+            if (own !== undefined) return own;
+          }
+          for (const t of targets) {
+            const broken = memo(ruleVerdicts, t, breaks);
             if (broken !== undefined) return broken;
           }
           return undefined;

@@ -82,12 +82,41 @@ interface Found {
   readonly moved: number;
 }
 
+/** How much moving `pod` off `node` moves, as shares of the node's allocatable summed over resources. */
+function shareOf(pod: PodInfo, node: NodeInfo, amountOf: LoadContext['amountOf']): number {
+  let moved = 0;
+  for (const [r, amount] of Object.entries(amountOf(pod))) moved += amount / (node.allocatable[r] || 1);
+  return moved;
+}
+
 function found(moves: ReadonlyArray<{ pod: PodInfo; node: NodeInfo }>, amountOf: LoadContext['amountOf']): Found {
   let moved = 0;
-  for (const { pod, node } of moves) {
-    for (const [r, amount] of Object.entries(amountOf(pod))) moved += amount / (node.allocatable[r] || 1);
-  }
+  for (const { pod, node } of moves) moved += shareOf(pod, node, amountOf);
   return { moves: [...moves], priority: Math.max(...moves.map((m) => m.pod.priority)), moved };
+}
+
+/**
+ * A node's candidates for the last move of a sequence, best first as better() ranks the sequences they would
+ * complete (the highest priority evicted, then the share moved; eviction order among equals), so that the first one
+ * that completes is the one the search keeps and the rest need no simulated placement. With thousands of possible
+ * landings per placement where the scheduler samples, a placement is what a search step costs.
+ */
+function lastMoveOrder(
+  pods: readonly PodInfo[],
+  node: NodeInfo,
+  chosen: ReadonlyArray<{ pod: PodInfo; node: NodeInfo }>,
+  amountOf: LoadContext['amountOf'],
+): PodInfo[] {
+  const prefix = chosen.reduce((p, c) => Math.max(p, c.pod.priority), -Infinity);
+  // better() counts shares within 1e-9 as equal; rounding keeps them in eviction order here too.
+  const key = new Map(
+    pods.map((pod) => [pod, [Math.max(prefix, pod.priority), Math.round(shareOf(pod, node, amountOf) * 1e9)] as const]),
+  );
+  return [...pods].sort((a, b) => {
+    const [pa, ma] = key.get(a)!;
+    const [pb, mb] = key.get(b)!;
+    return pa - pb || ma - mb;
+  });
 }
 
 /**
@@ -104,6 +133,7 @@ class NodeRelief {
   private budget = SEARCH_BUDGET;
   /** The first refusal of each pod not moved, reported once the nodes are done. */
   readonly refusals = new Map<PodInfo, string>();
+  private readonly limits = new Map<NodeInfo, Readonly<Record<string, number>>>();
 
   constructor(
     private readonly ctx: LoadContext,
@@ -114,12 +144,13 @@ class NodeRelief {
 
   /** Why a replacement of `pod` landing on `targets` would not help (undefined: it helps on every one). */
   private lands(pod: PodInfo): (targets: readonly NodeInfo[]) => string | undefined {
+    const amount = this.ctx.amountOf(pod);
     return (targets) => {
       for (const t of targets) {
         if (this.classes.get(t.name) !== 'under') {
           return `its replacement could land on ${t.name}, which is not underutilized`;
         }
-        if (!staysWithin(this.ctx.requested(t), absoluteLimits(t, this.high), this.ctx.amountOf(pod))) {
+        if (!staysWithin(this.ctx.requested(t), this.limitsOf(t), amount)) {
           return `its replacement would take ${t.name} above targetThresholds`;
         }
       }
@@ -127,8 +158,15 @@ class NodeRelief {
     };
   }
 
+  /** A node's targetThresholds in absolute amounts: asked for every possible landing of every attempt. */
+  private limitsOf(node: NodeInfo): Readonly<Record<string, number>> {
+    let limits = this.limits.get(node);
+    if (limits === undefined) this.limits.set(node, (limits = absoluteLimits(node, this.high)));
+    return limits;
+  }
+
   private need(node: NodeInfo): Map<string, number> {
-    const limits = absoluteLimits(node, this.high);
+    const limits = this.limitsOf(node);
     return deficits(this.ctx.requested(node), limits);
   }
 
@@ -233,7 +271,11 @@ class NodeRelief {
     const need = this.need(node);
     let best: Found | undefined;
     const tried = new Set<string>();
-    for (const pod of candidates.get(node)!) {
+    const last = left === 1;
+    const order = last
+      ? lastMoveOrder(candidates.get(node)!, node, chosen, (p) => this.ctx.amountOf(p))
+      : candidates.get(node)!;
+    for (const pod of order) {
       const amount = this.ctx.amountOf(pod);
       const key = likeKey(pod, amount);
       if (tried.has(key) || chosen.some((c) => c.pod === pod)) continue;
@@ -247,6 +289,8 @@ class NodeRelief {
       chosen.pop();
       this.ctx.undo(mark);
       if (sub !== undefined && (best === undefined || better(sub, best))) best = sub;
+      // Ranked best first (lastMoveOrder): nothing after the first completed sequence is better.
+      if (last && best !== undefined) break;
     }
     return best;
   }
