@@ -177,6 +177,51 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholding'] }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.evictionModes\[0\]: must be one of OnlyThresholdingResources/,
     ],
+    // The descheduler refuses a PodLifeTime that selects by nothing (v0.35.1 on: validation.go; before, one without
+    // maxPodLifeTimeSeconds): it is not given a meaning here either.
+    [
+      'a PodLifeTime that sets no filter field (ownerKinds and namespaces only narrow)',
+      policy('PodLifeTime', { ownerKinds: { exclude: ['Job'] }, namespaces: { include: ['batch'] } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args: PodLifeTime must set at least one of maxPodLifeTimeSeconds, states, conditions, exitCodes: the descheduler refuses it/,
+    ],
+    [
+      'a PodLifeTime whose filter lists are empty',
+      policy('PodLifeTime', { states: [], exitCodes: [], conditions: [] }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args: PodLifeTime must set at least one of/,
+    ],
+    [
+      'a PodLifeTime enabled without a pluginConfig entry',
+      {
+        apiVersion: 'descheduler/v1alpha2',
+        kind: 'DeschedulerPolicy',
+        profiles: [{ name: 'p', pluginConfig: [], plugins: { deschedule: { enabled: ['PodLifeTime'] } } }],
+      },
+      /profile p: profiles\[0\]\.pluginConfig: PodLifeTime must set at least one of/,
+    ],
+    [
+      'a PodLifeTime configured but not enabled (the descheduler validates every pluginConfig entry)',
+      {
+        apiVersion: 'descheduler/v1alpha2',
+        kind: 'DeschedulerPolicy',
+        profiles: [
+          {
+            name: 'p',
+            pluginConfig: [{ name: 'PodLifeTime', args: {} }, { name: 'RemoveDuplicates' }],
+            plugins: { balance: { enabled: ['RemoveDuplicates'] } },
+          },
+        ],
+      },
+      /profiles\[0\]\.pluginConfig\[0\]\.args: PodLifeTime must set at least one of/,
+    ],
+    [
+      'a v1alpha1 PodLifeTime without maxPodLifeTimeSeconds',
+      {
+        apiVersion: 'descheduler/v1alpha1',
+        kind: 'DeschedulerPolicy',
+        strategies: { PodLifeTime: { enabled: true, params: { podLifeTime: { podStatusPhases: ['Pending'] } } } },
+      },
+      /strategies\.PodLifeTime\.params\.podLifeTime\.maxPodLifeTimeSeconds: must be set: the descheduler refuses/,
+    ],
     [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
@@ -460,6 +505,12 @@ describe('convert: each field carried over', () => {
       ['a=b'],
     ],
     [
+      'RemovePodsViolatingNodeTaints includedTaints',
+      policy('RemovePodsViolatingNodeTaints', { includedTaints: ['decommissioned=end-of-life', 'reserved'] }),
+      'spec.strategies.nodeTaints.includedTaints',
+      ['decommissioned=end-of-life', 'reserved'],
+    ],
+    [
       'RemovePodsViolatingNodeTaints includePreferNoSchedule',
       policy('RemovePodsViolatingNodeTaints', { includePreferNoSchedule: true }),
       'spec.strategies.nodeTaints.includePreferNoSchedule',
@@ -495,9 +546,28 @@ describe('convert: each field carried over', () => {
       'spec.strategies.podLifeTime.exitCodes',
       [1, 2],
     ],
+    // Unset, the plugin selects by its other filters at any age: "0s", not the section's default of 168h.
+    [
+      'PodLifeTime without maxPodLifeTimeSeconds',
+      policy('PodLifeTime', { exitCodes: [1, 2] }),
+      'spec.strategies.podLifeTime.maxPodLifeTime',
+      '0s',
+    ],
+    [
+      'PodLifeTime includingInitContainers',
+      policy('PodLifeTime', { states: ['CrashLoopBackOff'], includingInitContainers: true }),
+      'spec.strategies.podLifeTime.includingInitContainers',
+      true,
+    ],
+    [
+      'PodLifeTime includingEphemeralContainers',
+      policy('PodLifeTime', { states: ['Error'], includingEphemeralContainers: true }),
+      'spec.strategies.podLifeTime.includingEphemeralContainers',
+      true,
+    ],
     [
       'PodLifeTime ownerKinds',
-      policy('PodLifeTime', { ownerKinds: { exclude: ['Job'] } }),
+      policy('PodLifeTime', { states: ['Running'], ownerKinds: { exclude: ['Job'] } }),
       'spec.strategies.podLifeTime.ownerKinds',
       { include: [], exclude: ['Job'] },
     ],
@@ -675,9 +745,9 @@ describe('convert: each field noted where it cannot carry over', () => {
       'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: false: stricter here: ',
     ],
     [
-      'RemovePodsViolatingNodeTaints includedTaints',
-      policy('RemovePodsViolatingNodeTaints', { includedTaints: ['a'] }),
-      'RemovePodsViolatingNodeTaints.includedTaints: not carried over: ',
+      'RemovePodsViolatingNodeTaints includedTaints: [] (no taint counts): the section is left off',
+      policy('RemovePodsViolatingNodeTaints', { includedTaints: [] }),
+      'RemovePodsViolatingNodeTaints.includedTaints: [] lets no taint count, so the plugin evicts nothing',
     ],
     [
       'PodLifeTime conditions with a status no condition has: the section is left off (it would select more pods)',
