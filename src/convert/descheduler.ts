@@ -14,6 +14,7 @@ import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import { PLUGIN_ARGS, TOP_ARGS, argProblems, refuse } from './argTypes.js';
 import { build } from './build.js';
 import { pluginProblems } from './pluginRules.js';
+import { dropUnreadProviderNotes } from './prometheus.js';
 import { checkConverted } from './check.js';
 import { EVICTOR, type ConvertedPolicy, type PluginSettings } from './types.js';
 
@@ -94,6 +95,7 @@ export function convertDeschedulerPolicy(
     );
   }
   checkConverted(policies, file, undefined, registry);
+  dropUnreadProviderNotes(policies);
   if (policies.length > 1) sharedLimitNotes(raw, policies);
   return policies;
 }

@@ -2,6 +2,7 @@
 // validation.go. Convert refuses the same, naming the field, rather than giving a meaning of its own to a policy the
 // descheduler never ran.
 import { fieldPath } from './argTypes.js';
+import { RESTART_STATES } from '../strategies/tooManyRestarts/policy.js';
 import type { PluginSettings } from './types.js';
 
 const FILTERS = ['maxPodLifeTimeSeconds', 'states', 'conditions', 'exitCodes'] as const;
@@ -31,8 +32,23 @@ function podLifeTimeProblems(plugin: PluginSettings, v1alpha1: boolean): string[
   ];
 }
 
+/** RemovePodsHavingTooManyRestarts' states: a phase it allows (Running) or the waiting reason CrashLoopBackOff. */
+function tooManyRestartsProblems(plugin: PluginSettings): string[] {
+  const states = plugin.args['states'];
+  if (!Array.isArray(states)) return [];
+  return states.flatMap((s: unknown, i) =>
+    (RESTART_STATES as readonly unknown[]).includes(s)
+      ? []
+      : [
+          `${fieldPath(plugin.path, 'states')}[${i}]: must be one of ${RESTART_STATES.join(', ')} (got ` +
+            `${JSON.stringify(s)}): the descheduler refuses any other`,
+        ],
+  );
+}
+
 /** Every refusal of the descheduler for this plugin's settings, as `field: problem`. */
 export function pluginProblems(plugin: PluginSettings, v1alpha1: boolean): string[] {
   if (plugin.name === 'PodLifeTime') return podLifeTimeProblems(plugin, v1alpha1);
+  if (plugin.name === 'RemovePodsHavingTooManyRestarts') return tooManyRestartsProblems(plugin);
   return [];
 }

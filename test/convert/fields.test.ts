@@ -223,6 +223,11 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       /strategies\.PodLifeTime\.params\.podLifeTime\.maxPodLifeTimeSeconds: must be set: the descheduler refuses/,
     ],
     [
+      'a RemovePodsHavingTooManyRestarts state the descheduler does not allow',
+      policy('RemovePodsHavingTooManyRestarts', { states: ['Running', 'OOMKilled'] }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.states\[1\]: must be one of Running, CrashLoopBackOff \(got "OOMKilled"\)/,
+    ],
+    [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.namespaces\.include\[0\]: /,
@@ -529,6 +534,12 @@ describe('convert: each field carried over', () => {
       7,
     ],
     [
+      'RemovePodsHavingTooManyRestarts states',
+      policy('RemovePodsHavingTooManyRestarts', { podRestartThreshold: 7, states: ['CrashLoopBackOff'] }),
+      'spec.strategies.tooManyRestarts.states',
+      ['CrashLoopBackOff'],
+    ],
+    [
       'PodLifeTime maxPodLifeTimeSeconds',
       policy('PodLifeTime', { maxPodLifeTimeSeconds: 7200 }),
       'spec.strategies.podLifeTime.maxPodLifeTime',
@@ -672,6 +683,16 @@ describe('convert: each field noted where it cannot carry over', () => {
       'nodeSelector (what differs)',
       policy('RemoveDuplicates', {}, {}, { nodeSelector: 'a=b' }),
       'nodeSelector: carried as spec.nodeSelector: only pods on matching nodes are evicted',
+    ],
+    [
+      'DefaultEvictor.nodeSelector with nodeFit (the nodes a pod must fit on)',
+      policy('RemoveDuplicates', {}, { nodeSelector: 'pool=a', nodeFit: true }),
+      'DefaultEvictor.nodeSelector: not carried over: with nodeFit the descheduler keeps a pod unless it fits another ready node matching "pool=a"; ',
+    ],
+    [
+      'DefaultEvictor.nodeSelector without nodeFit (the descheduler does not read it)',
+      policy('RemoveDuplicates', {}, { nodeSelector: 'pool=a' }),
+      'DefaultEvictor.nodeSelector: no counterpart needed: the descheduler reads it only for nodeFit',
     ],
     [
       'evictionFailureEventNotification',
@@ -904,5 +925,36 @@ describe('convert: the fixtures', () => {
     expect(r.docs.map((d) => at(d.raw, 'metadata.name'))).toEqual(['everything', 'everything-2', 'bin-pack']);
     for (const d of r.docs) parsePolicy(d.raw, { file: 'out.yaml' });
     expect(r.docs[0]!.comments.some((c) => c.startsWith('maxNoOfPodsToEvictTotal: each of the 3 policies'))).toBe(true);
+    expect(at(r.docs[1]!.raw, 'spec.strategies.podLifeTime')).toMatchObject({
+      maxPodLifeTime: '24h',
+      states: ['Running', 'CrashLoopBackOff'],
+      exitCodes: [1],
+      ownerKinds: { include: [], exclude: ['Job'] },
+      conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', minTimeSinceLastTransition: '10m' }],
+      includingInitContainers: true,
+      includingEphemeralContainers: true,
+    });
+    expect(at(r.docs[1]!.raw, 'spec.strategies.tooManyRestarts.states')).toEqual(['CrashLoopBackOff']);
+    expect(at(r.docs[1]!.raw, 'spec.strategies.nodeTaints.includedTaints')).toEqual(['dedicated']);
+    // Notes only where warranted: besides our defaults written out, exactly these settings (each with its reason).
+    const introduced = /^(name|namespaces\.exclude|eviction\.\w+|schedule)$/;
+    const subjects = r.err
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => /^note: [a-z0-9-]+: ([^:]+):/.exec(l)![1]!)
+      .filter((subject) => !introduced.test(subject));
+    expect([...new Set(subjects)].sort()).toEqual([
+      'DefaultEvictor.nodeSelector', // with nodeFit: the nodes a pod must fit on, which no eviction field limits
+      'HighNodeUtilization', // configured in the first profile but not enabled there
+      'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit', // false: stricter here
+      'evictionFailureEventNotification', // no counterpart needed
+      'maxNoOfPodsToEvictPerNamespace', // one per policy now, one for all profiles there
+      'maxNoOfPodsToEvictPerNode',
+      'maxNoOfPodsToEvictTotal',
+      'metricsCollector', // no counterpart needed
+      'metricsProviders[0].prometheus.authToken', // the Secret's namespace
+      'nodeSelector', // carried, and what it measures differs
+      'scope', // one policy per scope
+    ]);
   });
 });

@@ -145,6 +145,24 @@ describe('tooManyRestarts', () => {
     });
   });
 
+  it('states: CrashLoopBackOff only pods with a container waiting in it (an init container with includingInitContainers)', () => {
+    const looping = web('looping').containerStatuses([{ waiting: 'CrashLoopBackOff', restarts: 120 }]);
+    const recovered = web('recovered').containerStatuses([{ restarts: 150 }]);
+    const initLooping = web('init-looping')
+      .containerStatuses([{ restarts: 110 }])
+      .containerStatuses([{ waiting: 'CrashLoopBackOff' }], true);
+    const pods = [looping, recovered, initLooping];
+    expect(evicted(plan(pods, on())).sort()).toEqual(['init-looping', 'looping', 'recovered']);
+    const p = plan(pods, on({ states: ['CrashLoopBackOff'] }));
+    expect(evicted(p)).toEqual(['looping']);
+    expect(p.evictions[0]!.reason).toBe(
+      '120 restarts of its containers, at or above podRestartThreshold 100, in state CrashLoopBackOff',
+    );
+    const withInit = plan(pods, on({ states: ['CrashLoopBackOff'], includingInitContainers: true }));
+    expect(evicted(withInit).sort()).toEqual(['init-looping', 'looping']);
+    expect(evicted(plan(pods, on({ states: ['Running'] }))).sort()).toEqual(['init-looping', 'looping', 'recovered']);
+  });
+
   it('podRestartThreshold and includingInitContainers', () => {
     const pod = web('a')
       .containerStatuses([{ restarts: 3 }])
