@@ -1,7 +1,7 @@
-// `convert` of the descheduler chart's default policy and of every example policy in its README (written from the
-// documentation in test/fixtures/descheduler/examples.ts): each gives RebalancePolicies our parser accepts, read as
-// kubectl reads YAML (1.1), and every plugin with a counterpart is carried over, not commented out. The real API
-// server's verdict on the same output is test/integration/convertRoundTrip.test.ts.
+// `convert` of the descheduler chart's default policy and of every example policy in its README at its newest tag
+// (verbatim copies, read by test/fixtures/descheduler/examples.ts): each gives RebalancePolicies our parser accepts,
+// read as kubectl reads YAML (1.1), every plugin is carried over, and the notes are exactly those a table here says
+// are warranted. The real API server's verdict on the same output is test/integration/convertRoundTrip.test.ts.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
