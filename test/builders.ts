@@ -230,9 +230,14 @@ export class PodBuilder extends Builder {
    * status.containerStatuses (initContainerStatuses with `init`), one entry per item: its restartCount and current
    * state (waiting with a reason, or terminated with a reason and exit code; running otherwise).
    */
-  containerStatuses(statuses: readonly ContainerStatusOptions[], init = false): this {
-    this.status[init ? 'initContainerStatuses' : 'containerStatuses'] = statuses.map((c, i) => ({
-      name: `${init ? 'init' : 'app'}-${i}`,
+  /** status.containerStatuses (initContainerStatuses with `true`, ephemeralContainerStatuses with 'ephemeral'). */
+  containerStatuses(statuses: readonly ContainerStatusOptions[], init: boolean | 'ephemeral' = false): this {
+    const kind = init === 'ephemeral' ? 'ephemeral' : init ? 'init' : 'app';
+    const key = { ephemeral: 'ephemeralContainerStatuses', init: 'initContainerStatuses', app: 'containerStatuses' }[
+      kind
+    ];
+    this.status[key] = statuses.map((c, i) => ({
+      name: `${kind === 'ephemeral' ? 'debugger' : kind}-${i}`,
       image: 'registry.example/app:1.0',
       imageID: '',
       ready: c.waiting === undefined && c.terminated === undefined,

@@ -13,6 +13,8 @@ import { isObj, stringItems as strings, type Obj } from '../model/rawJson.js';
 import { STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import { PLUGIN_ARGS, TOP_ARGS, argProblems, refuse } from './argTypes.js';
 import { build } from './build.js';
+import { pluginProblems } from './pluginRules.js';
+import { dropUnreadProviderNotes } from './prometheus.js';
 import { checkConverted } from './check.js';
 import { EVICTOR, type ConvertedPolicy, type PluginSettings } from './types.js';
 
@@ -93,6 +95,7 @@ export function convertDeschedulerPolicy(
     );
   }
   checkConverted(policies, file, undefined, registry);
+  dropUnreadProviderNotes(policies);
   if (policies.length > 1) sharedLimitNotes(raw, policies);
   return policies;
 }
@@ -158,6 +161,11 @@ function fromV1alpha1(raw: Obj, file: string, name: string, registry: StrategyRe
       notes.push(`${strategy}.weight: no counterpart needed: the descheduler never used a strategy's weight`);
     plugins.push({ name: strategy, args, path: `strategies.${strategy}.params` });
   }
+  refuse(
+    file,
+    undefined,
+    plugins.flatMap((p) => pluginProblems(p, true)),
+  );
   return build(policyName(name, notes), plugins, { args: raw, path: '', top: raw, v1alpha1: true }, notes, registry);
 }
 
@@ -223,6 +231,13 @@ function fromProfile(
     throw new InputError(file, object, `${at}.plugins`, 'enables no plugin');
   }
   const plugins = [...enabled].map((p) => configs.get(p) ?? { name: p, args: {}, path: `${at}.pluginConfig` });
+  // The descheduler checks every pluginConfig entry, enabled or not; an enabled plugin without one has no args.
+  const checked = [...configs.values(), ...plugins.filter((p) => !configs.has(p.name))];
+  refuse(
+    file,
+    object,
+    checked.flatMap((p) => pluginProblems(p, false)),
+  );
   for (const other of configs.keys()) {
     if (other !== EVICTOR && !enabled.has(other)) {
       notes.push(`${other}: configured in pluginConfig but not enabled in plugins, so not carried over`);

@@ -37,12 +37,24 @@ export function evictorNotes(evictor: EvictorSettings): string[] {
         'measured over every node and a replacement may land on any node the scheduler picks, as it does (the ' +
         "descheduler's nodeFit looked at matching nodes only)",
     );
-  if (args['nodeSelector'] !== undefined)
-    note(
-      'DefaultEvictor.nodeSelector',
-      "not carried over: the descheduler fills it from the policy's nodeSelector for its nodeFit; the landing " +
-        'simulated here considers every node, as the scheduler does',
-    );
+  // The descheduler reads the evictor's own selector only in its nodeFit check (ReadyNodes with it), never filling
+  // it from the policy's nodeSelector (v0.26 to v0.36).
+  const evictorNodes = args['nodeSelector'];
+  if (typeof evictorNodes === 'string' && evictorNodes.trim() !== '') {
+    if (args['nodeFit'] === true)
+      note(
+        'DefaultEvictor.nodeSelector',
+        `not carried over: with nodeFit the descheduler keeps a pod unless it fits another ready node matching ` +
+          `${JSON.stringify(evictorNodes)}; eviction.nodeFit here simulates the scheduler's choice over every node, so ` +
+          'a pod that fits only outside those nodes may be evicted and its replacement land there (no eviction field ' +
+          'limits the nodes a replacement may land on)',
+      );
+    else
+      note(
+        'DefaultEvictor.nodeSelector',
+        'no counterpart needed: the descheduler reads it only for nodeFit, which this DefaultEvictor leaves off',
+      );
+  }
   for (const [field, protection] of Object.entries(DEPRECATED_PROTECTIONS)) {
     if (args[field] === true && PROTECTION_WHY[protection] !== undefined) note(field, PROTECTION_WHY[protection]);
   }

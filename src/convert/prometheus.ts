@@ -8,6 +8,8 @@ import { isObj, type Obj } from '../model/rawJson.js';
 
 const SECTION = 'spec.strategies.lowNodeUtilization.prometheus';
 
+const UNREAD = 'not carried over: no LowNodeUtilization reads it (metricsUtilization with source: Prometheus)';
+
 const obj = (v: unknown): Obj => (isObj(v) ? v : {});
 
 export function carryPrometheusProvider(
@@ -21,10 +23,7 @@ export function carryPrometheusProvider(
   const section = strategies['lowNodeUtilization'];
   if (section?.['usage'] !== 'Prometheus') {
     if (index >= 0) {
-      notes.push(
-        `metricsProviders[${index}]: not carried over: no LowNodeUtilization here reads it (metricsUtilization ` +
-          'with source: Prometheus)',
-      );
+      notes.push(`metricsProviders[${index}]: ${UNREAD}`);
     }
     return;
   }
@@ -48,5 +47,18 @@ export function carryPrometheusProvider(
       `${at}: without authToken the descheduler sends its service account's token; kube-rebalancer sends none ` +
         '(name a Secret in prometheus.authToken if your Prometheus needs a token)',
     );
+  }
+}
+
+/**
+ * The provider is carried where a LowNodeUtilization reads it; a sibling policy of the same DeschedulerPolicy (another
+ * scope or profile) that does not read it has nothing to say about it, so its "not carried over" note is dropped.
+ */
+export function dropUnreadProviderNotes(policies: readonly { spec: Obj; notes: string[] }[]): void {
+  const read = policies.some((p) => obj(obj(p.spec['strategies'])['lowNodeUtilization'])['usage'] === 'Prometheus');
+  if (!read) return;
+  for (const p of policies) {
+    const kept = p.notes.filter((n) => !(n.startsWith('metricsProviders[') && n.endsWith(UNREAD)));
+    p.notes.splice(0, p.notes.length, ...kept);
   }
 }

@@ -332,6 +332,8 @@ export interface PodStatusDetail {
   /** The current state's reason of every container that is waiting or terminated (CrashLoopBackOff, Error, …). */
   readonly reasons: readonly string[];
   readonly initReasons: readonly string[];
+  /** The same for status.ephemeralContainerStatuses (debug containers); absent when none reports a reason. */
+  readonly ephemeralReasons?: readonly string[];
   /** The exit codes of the containers whose current state is terminated. */
   readonly exitCodes: readonly number[];
   readonly initExitCodes: readonly number[];

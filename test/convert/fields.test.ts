@@ -177,6 +177,56 @@ describe('convert: values the CRD (or the descheduler) would refuse are exit 2 n
       policy('HighNodeUtilization', { thresholds: { cpu: 20 }, evictionModes: ['OnlyThresholding'] }),
       /profiles\[0\]\.pluginConfig\[1\]\.args\.evictionModes\[0\]: must be one of OnlyThresholdingResources/,
     ],
+    // The descheduler refuses a PodLifeTime that selects by nothing (v0.35.1 on: validation.go; before, one without
+    // maxPodLifeTimeSeconds): it is not given a meaning here either.
+    [
+      'a PodLifeTime that sets no filter field (ownerKinds and namespaces only narrow)',
+      policy('PodLifeTime', { ownerKinds: { exclude: ['Job'] }, namespaces: { include: ['batch'] } }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args: PodLifeTime must set at least one of maxPodLifeTimeSeconds, states, conditions, exitCodes: the descheduler refuses it/,
+    ],
+    [
+      'a PodLifeTime whose filter lists are empty',
+      policy('PodLifeTime', { states: [], exitCodes: [], conditions: [] }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args: PodLifeTime must set at least one of/,
+    ],
+    [
+      'a PodLifeTime enabled without a pluginConfig entry',
+      {
+        apiVersion: 'descheduler/v1alpha2',
+        kind: 'DeschedulerPolicy',
+        profiles: [{ name: 'p', pluginConfig: [], plugins: { deschedule: { enabled: ['PodLifeTime'] } } }],
+      },
+      /profile p: profiles\[0\]\.pluginConfig: PodLifeTime must set at least one of/,
+    ],
+    [
+      'a PodLifeTime configured but not enabled (the descheduler validates every pluginConfig entry)',
+      {
+        apiVersion: 'descheduler/v1alpha2',
+        kind: 'DeschedulerPolicy',
+        profiles: [
+          {
+            name: 'p',
+            pluginConfig: [{ name: 'PodLifeTime', args: {} }, { name: 'RemoveDuplicates' }],
+            plugins: { balance: { enabled: ['RemoveDuplicates'] } },
+          },
+        ],
+      },
+      /profiles\[0\]\.pluginConfig\[0\]\.args: PodLifeTime must set at least one of/,
+    ],
+    [
+      'a v1alpha1 PodLifeTime without maxPodLifeTimeSeconds',
+      {
+        apiVersion: 'descheduler/v1alpha1',
+        kind: 'DeschedulerPolicy',
+        strategies: { PodLifeTime: { enabled: true, params: { podLifeTime: { podStatusPhases: ['Pending'] } } } },
+      },
+      /strategies\.PodLifeTime\.params\.podLifeTime\.maxPodLifeTimeSeconds: must be set: the descheduler refuses/,
+    ],
+    [
+      'a RemovePodsHavingTooManyRestarts state the descheduler does not allow',
+      policy('RemovePodsHavingTooManyRestarts', { states: ['Running', 'OOMKilled'] }),
+      /profiles\[0\]\.pluginConfig\[1\]\.args\.states\[1\]: must be one of Running, CrashLoopBackOff \(got "OOMKilled"\)/,
+    ],
     [
       'a namespace name the API would refuse',
       policy('RemoveDuplicates', { namespaces: { include: ['Shop_1'] } }),
@@ -460,6 +510,12 @@ describe('convert: each field carried over', () => {
       ['a=b'],
     ],
     [
+      'RemovePodsViolatingNodeTaints includedTaints',
+      policy('RemovePodsViolatingNodeTaints', { includedTaints: ['decommissioned=end-of-life', 'reserved'] }),
+      'spec.strategies.nodeTaints.includedTaints',
+      ['decommissioned=end-of-life', 'reserved'],
+    ],
+    [
       'RemovePodsViolatingNodeTaints includePreferNoSchedule',
       policy('RemovePodsViolatingNodeTaints', { includePreferNoSchedule: true }),
       'spec.strategies.nodeTaints.includePreferNoSchedule',
@@ -476,6 +532,12 @@ describe('convert: each field carried over', () => {
       policy('RemovePodsHavingTooManyRestarts', { podRestartThreshold: 7 }),
       'spec.strategies.tooManyRestarts.podRestartThreshold',
       7,
+    ],
+    [
+      'RemovePodsHavingTooManyRestarts states',
+      policy('RemovePodsHavingTooManyRestarts', { podRestartThreshold: 7, states: ['CrashLoopBackOff'] }),
+      'spec.strategies.tooManyRestarts.states',
+      ['CrashLoopBackOff'],
     ],
     [
       'PodLifeTime maxPodLifeTimeSeconds',
@@ -495,9 +557,28 @@ describe('convert: each field carried over', () => {
       'spec.strategies.podLifeTime.exitCodes',
       [1, 2],
     ],
+    // Unset, the plugin selects by its other filters at any age: "0s", not the section's default of 168h.
+    [
+      'PodLifeTime without maxPodLifeTimeSeconds',
+      policy('PodLifeTime', { exitCodes: [1, 2] }),
+      'spec.strategies.podLifeTime.maxPodLifeTime',
+      '0s',
+    ],
+    [
+      'PodLifeTime includingInitContainers',
+      policy('PodLifeTime', { states: ['CrashLoopBackOff'], includingInitContainers: true }),
+      'spec.strategies.podLifeTime.includingInitContainers',
+      true,
+    ],
+    [
+      'PodLifeTime includingEphemeralContainers',
+      policy('PodLifeTime', { states: ['Error'], includingEphemeralContainers: true }),
+      'spec.strategies.podLifeTime.includingEphemeralContainers',
+      true,
+    ],
     [
       'PodLifeTime ownerKinds',
-      policy('PodLifeTime', { ownerKinds: { exclude: ['Job'] } }),
+      policy('PodLifeTime', { states: ['Running'], ownerKinds: { exclude: ['Job'] } }),
       'spec.strategies.podLifeTime.ownerKinds',
       { include: [], exclude: ['Job'] },
     ],
@@ -604,6 +685,16 @@ describe('convert: each field noted where it cannot carry over', () => {
       'nodeSelector: carried as spec.nodeSelector: only pods on matching nodes are evicted',
     ],
     [
+      'DefaultEvictor.nodeSelector with nodeFit (the nodes a pod must fit on)',
+      policy('RemoveDuplicates', {}, { nodeSelector: 'pool=a', nodeFit: true }),
+      'DefaultEvictor.nodeSelector: not carried over: with nodeFit the descheduler keeps a pod unless it fits another ready node matching "pool=a"; ',
+    ],
+    [
+      'DefaultEvictor.nodeSelector without nodeFit (the descheduler does not read it)',
+      policy('RemoveDuplicates', {}, { nodeSelector: 'pool=a' }),
+      'DefaultEvictor.nodeSelector: no counterpart needed: the descheduler reads it only for nodeFit',
+    ],
+    [
       'evictionFailureEventNotification',
       policy('RemoveDuplicates', {}, {}, { evictionFailureEventNotification: true }),
       'evictionFailureEventNotification: no counterpart needed: ',
@@ -675,9 +766,9 @@ describe('convert: each field noted where it cannot carry over', () => {
       'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit: false: stricter here: ',
     ],
     [
-      'RemovePodsViolatingNodeTaints includedTaints',
-      policy('RemovePodsViolatingNodeTaints', { includedTaints: ['a'] }),
-      'RemovePodsViolatingNodeTaints.includedTaints: not carried over: ',
+      'RemovePodsViolatingNodeTaints includedTaints: [] (no taint counts): the section is left off',
+      policy('RemovePodsViolatingNodeTaints', { includedTaints: [] }),
+      'RemovePodsViolatingNodeTaints.includedTaints: [] lets no taint count, so the plugin evicts nothing',
     ],
     [
       'PodLifeTime conditions with a status no condition has: the section is left off (it would select more pods)',
@@ -834,5 +925,36 @@ describe('convert: the fixtures', () => {
     expect(r.docs.map((d) => at(d.raw, 'metadata.name'))).toEqual(['everything', 'everything-2', 'bin-pack']);
     for (const d of r.docs) parsePolicy(d.raw, { file: 'out.yaml' });
     expect(r.docs[0]!.comments.some((c) => c.startsWith('maxNoOfPodsToEvictTotal: each of the 3 policies'))).toBe(true);
+    expect(at(r.docs[1]!.raw, 'spec.strategies.podLifeTime')).toMatchObject({
+      maxPodLifeTime: '24h',
+      states: ['Running', 'CrashLoopBackOff'],
+      exitCodes: [1],
+      ownerKinds: { include: [], exclude: ['Job'] },
+      conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', minTimeSinceLastTransition: '10m' }],
+      includingInitContainers: true,
+      includingEphemeralContainers: true,
+    });
+    expect(at(r.docs[1]!.raw, 'spec.strategies.tooManyRestarts.states')).toEqual(['CrashLoopBackOff']);
+    expect(at(r.docs[1]!.raw, 'spec.strategies.nodeTaints.includedTaints')).toEqual(['dedicated']);
+    // Notes only where warranted: besides our defaults written out, exactly these settings (each with its reason).
+    const introduced = /^(name|namespaces\.exclude|eviction\.\w+|schedule)$/;
+    const subjects = r.err
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => /^note: [a-z0-9-]+: ([^:]+):/.exec(l)![1]!)
+      .filter((subject) => !introduced.test(subject));
+    expect([...new Set(subjects)].sort()).toEqual([
+      'DefaultEvictor.nodeSelector', // with nodeFit: the nodes a pod must fit on, which no eviction field limits
+      'HighNodeUtilization', // configured in the first profile but not enabled there
+      'RemovePodsViolatingTopologySpreadConstraint.topologyBalanceNodeFit', // false: stricter here
+      'evictionFailureEventNotification', // no counterpart needed
+      'maxNoOfPodsToEvictPerNamespace', // one per policy now, one for all profiles there
+      'maxNoOfPodsToEvictPerNode',
+      'maxNoOfPodsToEvictTotal',
+      'metricsCollector', // no counterpart needed
+      'metricsProviders[0].prometheus.authToken', // the Secret's namespace
+      'nodeSelector', // carried, and what it measures differs
+      'scope', // one policy per scope
+    ]);
   });
 });

@@ -6,6 +6,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneAvailable, controlPlaneVersion } from '../controlplane/index.js';
+import { convertDeschedulerPolicy } from '../../src/convert/descheduler.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
 import {
   createDeployment,
@@ -134,6 +135,61 @@ describe.skipIf(!controlPlaneAvailable())('evictor settings on the real control 
         'bare pod without a controller',
       ]),
     );
+  }, 120_000);
+
+  // The protection as a descheduler user writes it, through convert: the converted policy (its mode set to Evict)
+  // keeps the Deployment's pods no budget selects, and replaces the budgeted Deployment's.
+  it('a converted DeschedulerPolicy with podProtections.extraEnabled PodsWithoutPDB keeps the unbudgeted pods', async () => {
+    const ns = 'converted';
+    await ensureNamespace(c, ns);
+    await createDeployment(c, {
+      namespace: ns,
+      name: 'budgeted',
+      replicas: 2,
+      zoneMaxSkew: null,
+      pdb: { maxUnavailable: 1 },
+    });
+    await createDeployment(c, { namespace: ns, name: 'unbudgeted', replicas: 2, zoneMaxSkew: null });
+    await waitForReady(c, ns, 'budgeted', 2);
+    await waitForReady(c, ns, 'unbudgeted', 2);
+    const [converted] = convertDeschedulerPolicy(
+      {
+        apiVersion: 'descheduler/v1alpha2',
+        kind: 'DeschedulerPolicy',
+        profiles: [
+          {
+            name: 'protect-unbudgeted',
+            pluginConfig: [
+              {
+                name: 'DefaultEvictor',
+                args: { minPodAge: '0s', podProtections: { extraEnabled: ['PodsWithoutPDB'] } },
+              },
+              { name: 'PodLifeTime', args: { maxPodLifeTimeSeconds: 1, namespaces: { include: [ns] } } },
+            ],
+            plugins: { deschedule: { enabled: ['PodLifeTime'] } },
+          },
+        ],
+      },
+      'policy.yaml',
+    );
+    expect(converted!.spec['eviction']).toMatchObject({ evictPodsWithoutPDB: false, maxPerWorkload: 1 });
+    await createPolicy(c, converted!.name, { ...converted!.spec, mode: 'Evict' });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    op ??= startOperatorWith(operatorKc, { namespace: OPERATOR_NAMESPACE });
+    await op.operator.waitForSync();
+    const budgeted = (await livePods(c, ns, 'budgeted')).map((p) => p.metadata!.name!);
+    const unbudgeted = (await livePods(c, ns, 'unbudgeted')).map((p) => p.metadata!.name!);
+    const mark = evictionRequests(c.cp).length;
+    await op.operator.tick(converted!.name);
+    await waitForReady(c, ns, 'budgeted', 2);
+    const evicted = evictionRequests(c.cp)
+      .slice(mark)
+      .filter((e) => e.objectRef?.namespace === ns && !isDryRun(e))
+      .map((e) => e.objectRef?.name);
+    // One at a time (maxPerWorkload 1 waits for each replacement), every one the budgeted Deployment's.
+    expect(evicted.length, evicted.join(', ')).toBeGreaterThan(0);
+    expect(budgeted, evicted.join(', ')).toEqual(expect.arrayContaining(evicted));
+    expect((await livePods(c, ns, 'unbudgeted')).map((p) => p.metadata!.name!).sort()).toEqual(unbudgeted.sort());
   }, 120_000);
 
   // The API server keeps spec.resourceClaims only where DRA is served (GA in 1.34; an older server with the gate off

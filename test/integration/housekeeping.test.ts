@@ -96,7 +96,8 @@ describe.skipIf(!controlPlaneAvailable())('housekeeping strategies on the real c
         created++;
       }
     }
-    expect(created).toBeGreaterThan(sources.length);
+    // Each source gives one policy per scope, at least one.
+    expect(created).toBeGreaterThanOrEqual(sources.length);
     await c.custom.deleteCollectionClusterCustomObject({
       group: 'rebalancer.dev',
       version: 'v1alpha1',

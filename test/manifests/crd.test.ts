@@ -47,7 +47,8 @@ const DEFAULT_SPEC = {
     podAntiAffinity: { enabled: true },
     podAffinity: { enabled: true },
     nodeAffinity: { enabled: true, required: true, preferred: false },
-    nodeTaints: { enabled: true, includePreferNoSchedule: false, excludedTaints: [] },
+    // includedTaints: beyond DESIGN.md's list, the descheduler's argument of that name (convert carries it over).
+    nodeTaints: { enabled: true, includePreferNoSchedule: false, excludedTaints: [], includedTaints: [] },
   },
   eviction: {
     priorityThreshold: { className: 'system-cluster-critical' },
@@ -461,7 +462,7 @@ describe('RebalancePolicy CRD: fields, defaults and enums of DESIGN.md', () => {
       lowNodeUtilization: expect.objectContaining({ enabled: true }),
     });
     expect(admit(policy({ strategies: { nodeTaints: { enabled: false } } })).defaulted.spec.strategies).toEqual({
-      nodeTaints: { enabled: false, includePreferNoSchedule: false, excludedTaints: [] },
+      nodeTaints: { enabled: false, includePreferNoSchedule: false, excludedTaints: [], includedTaints: [] },
     });
   });
 

@@ -88,6 +88,41 @@ describe('podLifeTime', () => {
     expect(evicted(plan([stuck], on({ states: ['Pending'] })))).toEqual(['stuck']);
   });
 
+  it('maxPodLifeTime "0s" (a converted PodLifeTime without maxPodLifeTimeSeconds): its other filters select, at any age', () => {
+    const pods = [
+      web('fresh', 0.5).containerStatuses([{ terminated: { reason: 'Error', exitCode: 1 } }]),
+      web('fine', 0.5).containerStatuses([{}]),
+    ];
+    expect(evicted(plan(pods, on({ maxPodLifeTime: '0s', exitCodes: [1] })))).toEqual(['fresh']);
+  });
+
+  it('includingInitContainers: states and exitCodes match the init containers too, also while the pod is Pending', () => {
+    const initFailing = web('init-failing', 30)
+      .phase('Pending')
+      .notReady()
+      .containerStatuses([{ waiting: 'PodInitializing' }])
+      .containerStatuses([{ terminated: { reason: 'Error', exitCode: 3 } }], true);
+    const initLooping = web('init-looping', 30).containerStatuses([{ waiting: 'CrashLoopBackOff' }], true);
+    const pods = [initFailing, initLooping];
+    expect(evicted(plan(pods, on({ states: ['Error', 'CrashLoopBackOff'] })))).toEqual([]);
+    expect(evicted(plan(pods, on({ exitCodes: [3] })))).toEqual([]);
+    const both = plan(pods, on({ states: ['Error', 'CrashLoopBackOff'], includingInitContainers: true }));
+    expect(evicted(both).sort()).toEqual(['init-failing', 'init-looping']);
+    expect(evicted(plan(pods, on({ exitCodes: [3], includingInitContainers: true })))).toEqual(['init-failing']);
+  });
+
+  it('includingEphemeralContainers: states match the ephemeral (debug) containers too; exit codes do not', () => {
+    const debugged = web('debugged', 30).containerStatuses(
+      [{ terminated: { reason: 'Error', exitCode: 2 } }],
+      'ephemeral',
+    );
+    expect(evicted(plan([debugged], on({ states: ['Error'] })))).toEqual([]);
+    const p = plan([debugged], on({ states: ['Error'], includingEphemeralContainers: true }));
+    expect(evicted(p)).toEqual(['debugged']);
+    expect(p.evictions[0]!.reason).toContain('in state Error');
+    expect(evicted(plan([debugged], on({ exitCodes: [2], includingEphemeralContainers: true })))).toEqual([]);
+  });
+
   it('never touches Failed pods (failedPods does)', () => {
     expect(evicted(plan([web('gone', 30).phase('Failed')], on()))).toEqual([]);
   });
@@ -108,6 +143,24 @@ describe('tooManyRestarts', () => {
       strategy: 'TooManyRestarts',
       reason: '150 restarts of its containers, at or above podRestartThreshold 100',
     });
+  });
+
+  it('states: CrashLoopBackOff only pods with a container waiting in it (an init container with includingInitContainers)', () => {
+    const looping = web('looping').containerStatuses([{ waiting: 'CrashLoopBackOff', restarts: 120 }]);
+    const recovered = web('recovered').containerStatuses([{ restarts: 150 }]);
+    const initLooping = web('init-looping')
+      .containerStatuses([{ restarts: 110 }])
+      .containerStatuses([{ waiting: 'CrashLoopBackOff' }], true);
+    const pods = [looping, recovered, initLooping];
+    expect(evicted(plan(pods, on())).sort()).toEqual(['init-looping', 'looping', 'recovered']);
+    const p = plan(pods, on({ states: ['CrashLoopBackOff'] }));
+    expect(evicted(p)).toEqual(['looping']);
+    expect(p.evictions[0]!.reason).toBe(
+      '120 restarts of its containers, at or above podRestartThreshold 100, in state CrashLoopBackOff',
+    );
+    const withInit = plan(pods, on({ states: ['CrashLoopBackOff'], includingInitContainers: true }));
+    expect(evicted(withInit).sort()).toEqual(['init-looping', 'looping']);
+    expect(evicted(plan(pods, on({ states: ['Running'] }))).sort()).toEqual(['init-looping', 'looping', 'recovered']);
   });
 
   it('podRestartThreshold and includingInitContainers', () => {

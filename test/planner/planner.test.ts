@@ -862,6 +862,18 @@ const VIOLATION_CASES: readonly ViolationCase[] = [
     evicted: { pod: 'api-0', target: 'clean', strategy: 'NodeTaints' },
   },
   {
+    scenario: 'includedTaints naming the taint → moved to an untainted node',
+    objects: () => onTaintedNode(deployment),
+    spec: { strategies: { nodeTaints: { includedTaints: ['dedicated=infra'] } } },
+    evicted: { pod: 'api-0', target: 'clean', strategy: 'NodeTaints' },
+  },
+  {
+    scenario: 'includedTaints naming other taints only → nothing (the descheduler counts only those)',
+    objects: () => onTaintedNode(deployment),
+    spec: { strategies: { nodeTaints: { includedTaints: ['decommissioned', 'dedicated=batch'] } } },
+    evicted: undefined,
+  },
+  {
     scenario: 'PreferNoSchedule taint is not acted on by default',
     objects: () => [
       makeNode('soft').taint('dedicated', 'infra', 'PreferNoSchedule'),

@@ -1,5 +1,6 @@
 // A pod's container statuses → what the housekeeping strategies read: restart counts, and the reasons and exit
-// codes of containers that are not running (PodInfo.statusDetail). A running container with no status reason adds
+// codes of containers that are not running (PodInfo.statusDetail; ephemeral containers' reasons only, for podLifeTime's
+// includingEphemeralContainers). A running container with no status reason adds
 // nothing, so most pods of a large cluster carry two numbers and no object.
 import { intern } from '../../model/intern.js';
 import { isObj, type Obj } from '../../model/rawJson.js';
@@ -45,6 +46,7 @@ export interface PodStatusSummary {
 export function podStatusSummary(status: Obj | undefined): PodStatusSummary {
   const main = summarise(status, 'containerStatuses');
   const init = summarise(status, 'initContainerStatuses');
+  const ephemeral = summarise(status, 'ephemeralContainerStatuses');
   const reasonText = getString(status, 'reason', 'status');
   const reason = reasonText === undefined || reasonText === '' ? undefined : intern(reasonText);
   const detail =
@@ -52,7 +54,8 @@ export function podStatusSummary(status: Obj | undefined): PodStatusSummary {
     main.reasons === undefined &&
     main.exitCodes === undefined &&
     init.reasons === undefined &&
-    init.exitCodes === undefined
+    init.exitCodes === undefined &&
+    ephemeral.reasons === undefined
       ? undefined
       : {
           reason,
@@ -60,6 +63,7 @@ export function podStatusSummary(status: Obj | undefined): PodStatusSummary {
           initReasons: init.reasons ?? EMPTY,
           exitCodes: main.exitCodes ?? EMPTY,
           initExitCodes: init.exitCodes ?? EMPTY,
+          ...(ephemeral.reasons !== undefined ? { ephemeralReasons: ephemeral.reasons } : {}),
         };
   return { restarts: main.restarts, initRestarts: init.restarts, statusDetail: detail };
 }

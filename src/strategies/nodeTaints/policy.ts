@@ -2,7 +2,7 @@
 import { labelKeyProblem, labelValueProblem } from '../../model/labels.js';
 import type { PolicySection, StrategyConfig } from '../types.js';
 
-/** An excludedTaints entry: "key" matches any value, "key=value" only that value. */
+/** An excludedTaints or includedTaints entry: "key" matches any value, "key=value" only that value. */
 export interface TaintMatcher {
   readonly key: string;
   readonly value: string | undefined;
@@ -11,6 +11,8 @@ export interface TaintMatcher {
 export interface NodeTaintsConfig extends StrategyConfig {
   readonly includePreferNoSchedule: boolean;
   readonly excludedTaints: readonly TaintMatcher[];
+  /** When not empty, only these taints count (the descheduler's includedTaints); excludedTaints still applies. */
+  readonly includedTaints: readonly TaintMatcher[];
 }
 
 function taintMatcherProblem(entry: string): string | undefined {
@@ -32,7 +34,7 @@ function toTaintMatcher(entry: string): TaintMatcher {
 }
 
 export const nodeTaintsSection: PolicySection<NodeTaintsConfig> = {
-  fields: ['enabled', 'includePreferNoSchedule', 'excludedTaints'],
+  fields: ['enabled', 'includePreferNoSchedule', 'excludedTaints', 'includedTaints'],
   defaults: {
     // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
@@ -40,10 +42,13 @@ export const nodeTaintsSection: PolicySection<NodeTaintsConfig> = {
     includePreferNoSchedule: false,
     // Every taint counts unless the policy names it.
     excludedTaints: [],
+    // Empty: every taint counts.
+    includedTaints: [],
   },
   read: (r, section, path) => ({
     enabled: r.bool(section, 'enabled', path),
     includePreferNoSchedule: r.bool(section, 'includePreferNoSchedule', path),
     excludedTaints: r.stringList(section, 'excludedTaints', path, taintMatcherProblem)?.map(toTaintMatcher),
+    includedTaints: r.stringList(section, 'includedTaints', path, taintMatcherProblem)?.map(toTaintMatcher),
   }),
 };

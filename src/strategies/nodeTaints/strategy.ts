@@ -1,5 +1,5 @@
 // NodeTaints: a pod on a node with a taint it does not tolerate (NoSchedule and NoExecute; PreferNoSchedule as a
-// preference), unless the policy excludes the taint or it is one of the node lifecycle's own (a cordon, not-ready,
+// preference), unless the policy excludes the taint (or includes others only) or it is one of the node lifecycle's own (a cordon, not-ready,
 // pressure, the autoscaler's: model/lifecycleTaints.ts), which never count. Cleared by a replacement on a node
 // without such a taint.
 import { stringItems } from '../../model/rawJson.js';
@@ -11,7 +11,7 @@ import { nodeTaintsSection, type NodeTaintsConfig, type TaintMatcher } from './p
 
 const NAME = 'NodeTaints';
 
-function isExcluded(taint: Taint, excluded: readonly TaintMatcher[]): boolean {
+function matchesAny(taint: Taint, excluded: readonly TaintMatcher[]): boolean {
   return excluded.some((m) => m.key === taint.key && (m.value === undefined || m.value === taint.value));
 }
 
@@ -26,7 +26,8 @@ export const nodeTaints: RuleStrategy<NodeTaintsConfig, 'nodeTaints'> = {
   detector: (_ctx, config) => (pod, node, out) => {
     for (const taint of node.taints) {
       if (taint.effect === 'PreferNoSchedule' && !config.includePreferNoSchedule) continue;
-      if (isLifecycleTaint(taint) || isExcluded(taint, config.excludedTaints)) continue;
+      if (isLifecycleTaint(taint) || matchesAny(taint, config.excludedTaints)) continue;
+      if (config.includedTaints.length > 0 && !matchesAny(taint, config.includedTaints)) continue;
       if (isTolerated(taint, pod.tolerations)) continue;
       out.push({
         strategy: NAME,
@@ -53,11 +54,16 @@ export const nodeTaints: RuleStrategy<NodeTaintsConfig, 'nodeTaints'> = {
   descheduler: {
     plugin: 'RemovePodsViolatingNodeTaints',
     convertArgs(args, section, notes) {
-      if (args['includedTaints'] !== undefined)
+      const included = args['includedTaints'];
+      if (Array.isArray(included) && included.length > 0) section['includedTaints'] = stringItems(included);
+      else if (Array.isArray(included)) {
+        // The plugin counts only the taints listed; listing none, it counts none (its filter tests for nil).
+        section['enabled'] = false;
         notes.push(
-          'RemovePodsViolatingNodeTaints.includedTaints: not carried over: every taint counts unless excludedTaints ' +
-            'names it; list the others there',
+          'RemovePodsViolatingNodeTaints.includedTaints: [] lets no taint count, so the plugin evicts nothing; the ' +
+            'section is left disabled',
         );
+      }
       if (args['excludedTaints'] !== undefined) section['excludedTaints'] = stringItems(args['excludedTaints']);
       if (args['includePreferNoSchedule'] !== undefined)
         section['includePreferNoSchedule'] = args['includePreferNoSchedule'] === true;

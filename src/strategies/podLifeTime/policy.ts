@@ -52,6 +52,10 @@ export interface PodLifeTimeConfig extends StrategyConfig {
   readonly ownerKinds?: { readonly include: readonly string[]; readonly exclude: readonly string[] };
   /** Only pods with a status condition matching one of these (absent or empty: any); see PodConditionFilter. */
   readonly conditions?: readonly PodConditionFilter[];
+  /** states and exitCodes also match the init containers' reasons and exit codes. */
+  readonly includingInitContainers?: boolean;
+  /** states also match the ephemeral containers' reasons (they have no exit codes worth matching: debug sessions). */
+  readonly includingEphemeralContainers?: boolean;
 }
 
 /** The status values a pod condition has (Kubernetes' ConditionStatus). */
@@ -71,7 +75,16 @@ export interface PodConditionFilter {
 const CONDITION_FIELDS = ['type', 'status', 'reason', 'minTimeSinceLastTransition'] as const;
 
 export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
-  fields: ['enabled', 'maxPodLifeTime', 'states', 'exitCodes', 'ownerKinds', 'conditions'],
+  fields: [
+    'enabled',
+    'maxPodLifeTime',
+    'states',
+    'exitCodes',
+    'ownerKinds',
+    'conditions',
+    'includingInitContainers',
+    'includingEphemeralContainers',
+  ],
   defaults: {
     // A section present runs (what a policy names is what runs); `enabled: false` keeps it off.
     enabled: true,
@@ -84,6 +97,9 @@ export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
     ownerKinds: { include: [], exclude: [] },
     // Empty: any conditions.
     conditions: [],
+    // The pod's own containers only, as the descheduler by default.
+    includingInitContainers: false,
+    includingEphemeralContainers: false,
   },
   read: (r, section, path) => ({
     enabled: r.bool(section, 'enabled', path),
@@ -94,6 +110,8 @@ export const podLifeTimeSection: PolicySection<PodLifeTimeConfig> = {
     exitCodes: readExitCodes(r, section, path),
     ownerKinds: readOwnerKinds(r, section, path),
     conditions: readConditions(r, section, path),
+    includingInitContainers: r.bool(section, 'includingInitContainers', path),
+    includingEphemeralContainers: r.bool(section, 'includingEphemeralContainers', path),
   }),
 };
 

@@ -5,13 +5,14 @@
 // condition's type, status, reason and time since its last transition) narrow the selection further: every filter
 // given must hold, as in the descheduler, so each one only ever removes pods.
 import type { PodInfo, PodPhase } from '../../model/types.js';
-import { formatAge, oldestFirst, secondsAsDuration } from '../housekeeping.js';
+import { containerReasons, exitCodesOf, formatAge, oldestFirst, secondsAsDuration } from '../housekeeping.js';
 import { stringItems } from '../../model/rawJson.js';
 import type { HousekeepingCandidate, HousekeepingStrategy } from '../types.js';
 import {
   CONDITION_STATUSES,
   LIFETIME_STATES,
   podLifeTimeSection,
+  TERMINATED_REASONS,
   WAITING_REASONS,
   type PodConditionFilter,
   type PodLifeTimeConfig,
@@ -19,13 +20,30 @@ import {
 
 const NAME = 'PodLifeTime';
 
+const CONTAINER_REASONS: readonly string[] = [...WAITING_REASONS, ...TERMINATED_REASONS];
+
 function phasesOf(config: PodLifeTimeConfig): readonly PodPhase[] {
+  // Init containers run while the pod is Pending: with includingInitContainers a terminated reason (Error, …) or an
+  // exit code can be an init container's, which leaves its pod Pending.
+  const containerReason: readonly string[] =
+    config.includingInitContainers === true ? CONTAINER_REASONS : WAITING_REASONS;
+  const initExitCodes = config.includingInitContainers === true && (config.exitCodes ?? []).length > 0;
   const pending =
-    config.states.includes('Pending') || config.states.some((s) => (WAITING_REASONS as readonly string[]).includes(s));
+    initExitCodes || config.states.includes('Pending') || config.states.some((s) => containerReason.includes(s));
   const phases: PodPhase[] = pending ? ['Running', 'Pending'] : ['Running'];
   // Finished pods only when named: an empty states list keeps its meaning (every Running pod).
   for (const finished of ['Succeeded', 'Failed'] as const) if (config.states.includes(finished)) phases.push(finished);
   return phases;
+}
+
+/**
+ * The waiting and terminated reasons `states` is matched against: the pod's containers', its init containers' with
+ * includingInitContainers and its ephemeral containers' with includingEphemeralContainers (the descheduler's rule).
+ */
+function containerStates(pod: PodInfo, config: PodLifeTimeConfig): readonly string[] {
+  const own = containerReasons(pod, config.includingInitContainers === true);
+  const ephemeral = config.includingEphemeralContainers === true ? pod.statusDetail?.ephemeralReasons : undefined;
+  return ephemeral === undefined || ephemeral.length === 0 ? own : [...own, ...ephemeral];
 }
 
 /** ownerKinds: the pod's controller kind is included (when a list is given) and not excluded; a bare pod has none. */
@@ -82,7 +100,7 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
       const age = ctx.now - pod.createdAt;
       let state = '';
       if (config.states.length > 0) {
-        const matched = [pod.phase, pod.statusDetail?.reason, ...(pod.statusDetail?.reasons ?? [])].find(
+        const matched = [pod.phase, pod.statusDetail?.reason, ...containerStates(pod, config)].find(
           (s) => s !== undefined && config.states.includes(s),
         );
         if (matched === undefined) continue;
@@ -90,7 +108,7 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
       }
       const codes = config.exitCodes ?? [];
       if (codes.length > 0) {
-        const code = pod.statusDetail?.exitCodes.find((c) => codes.includes(c));
+        const code = exitCodesOf(pod, config.includingInitContainers === true).find((c) => codes.includes(c));
         if (code === undefined) continue;
         state += `, a container exited with ${code}`;
       }
@@ -109,7 +127,9 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
     plugin: 'PodLifeTime',
     convertArgs(args, section, notes) {
       const seconds = args['maxPodLifeTimeSeconds'];
-      if (typeof seconds === 'number') section['maxPodLifeTime'] = secondsAsDuration(seconds);
+      // Unset, the plugin filters by no age (its other filters select); "0s" says the same here, where the section's
+      // own default (168h) would spare every younger pod the plugin removes.
+      section['maxPodLifeTime'] = typeof seconds === 'number' ? secondsAsDuration(seconds) : '0s';
       // v1alpha1's podStatusPhases came before states.
       const states = [...new Set([...stringItems(args['states']), ...stringItems(args['podStatusPhases'])])];
       const known = states.filter((s) => LIFETIME_STATES.includes(s));
@@ -134,13 +154,8 @@ export const podLifeTime: HousekeepingStrategy<PodLifeTimeConfig, 'podLifeTime'>
         section['ownerKinds'] = { include: stringItems(o['include']), exclude: stringItems(o['exclude']) };
       }
       convertConditions(args['conditions'], section, notes);
-      for (const [field, why] of [
-        ['includingInitContainers', "only the containers' own states are matched"],
-        ['includingEphemeralContainers', 'ephemeral containers are debugging aids and are not matched'],
-      ] as const) {
-        if (args[field] !== undefined && args[field] !== false)
-          notes.push(`PodLifeTime.${field}: not carried over: ${why}`);
-      }
+      for (const field of ['includingInitContainers', 'includingEphemeralContainers'] as const)
+        if (typeof args[field] === 'boolean') section[field] = args[field];
     },
   },
 };
