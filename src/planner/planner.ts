@@ -29,6 +29,7 @@ import type { EvictionLimits } from './budget.js';
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
 import type { PodInfo } from '../model/types.js';
+import { searchFewerMoves } from './planSearch.js';
 import { RuleFixer } from './ruleFixing.js';
 import { SpreadBalancer } from './spreadBalancing.js';
 import { PlanTransaction, type Attempt, type AttemptRules, type Landing, type PlanOptions } from './transaction.js';
@@ -102,6 +103,27 @@ export class Planner {
 
   balanceGroups(): void {
     this.spread.balanceGroups();
+  }
+
+  /**
+   * Looks for a smaller set of spread moves that leaves no more undone than greedy's (planSearch.ts) and plans it
+   * instead; true if it did.
+   */
+  searchFewer(): boolean {
+    const spread = this.spread;
+    const found = searchFewerMoves({
+      tx: this.tx,
+      excessOf: (g) => spread.excessOf(g),
+      memberPriority: (g) => spread.memberPriority(g),
+      emptiestNode: (g, pod) => spread.emptiestNode(g, pod),
+      leftUndone: () => this.leftUndone(),
+      openViolations: () => this.rules.openOwnViolations(),
+      clearingRules: (v, from) => this.rules.clearingRules(v, v.pod, v.pod, from),
+    });
+    if (found) {
+      for (const g of this.state.groups()) if (spread.excessOf(g) === 0) this.unrepairable.delete(g.group.id);
+    }
+    return found;
   }
 
   /**
