@@ -57,10 +57,8 @@ export function planCycle(listed: ClusterSnapshot, policy: Policy, options: Plan
     }
   }
   // Greedy steps can take one move more than another order would, or stop short where another order balances: a
-  // small plan is searched for a better one (planSearch.ts). A violation refused before the spread moves may be
-  // clearable once they are made (its pod's replacement had no node within the spread's maxSkew then).
+  // small plan is searched for a better one (planSearch.ts).
   planner.searchFewer();
-  if (planner.leftUndone()[0] > 0 && planner.moves.some((m) => m.spreadKey !== undefined)) planner.fixViolations();
   const load = planLoad(planner, policy.spec, options.strategies ?? STRATEGIES);
   planHousekeeping(planner.housekeeping());
   const plan = buildPlanReport({

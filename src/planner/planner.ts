@@ -29,7 +29,7 @@ import type { EvictionLimits } from './budget.js';
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
 import type { PodInfo } from '../model/types.js';
-import { searchFewerMoves } from './planSearch.js';
+import { PLAN_SEARCH_MOVES, searchFewerMoves } from './planSearch.js';
 import { RuleFixer } from './ruleFixing.js';
 import { SpreadBalancer } from './spreadBalancing.js';
 import { PlanTransaction, type Attempt, type AttemptRules, type Landing, type PlanOptions } from './transaction.js';
@@ -106,8 +106,8 @@ export class Planner {
   }
 
   /**
-   * Looks for a smaller set of spread moves that leaves no more undone than greedy's (planSearch.ts) and plans it
-   * instead; true if it did.
+   * Looks for a smaller set of spread moves that leaves no more undone than greedy's, or a small one that balances
+   * where greedy stopped short (planSearch.ts), and plans it instead; true if it did.
    */
   searchFewer(): boolean {
     const spread = this.spread;
@@ -122,6 +122,13 @@ export class Planner {
     });
     if (found) {
       for (const g of this.state.groups()) if (spread.excessOf(g) === 0) this.unrepairable.delete(g.group.id);
+    }
+    // A violation refused before the spread moves may be clearable once they are made (its replacement had no node
+    // within the spread's maxSkew then). Only for a plan the search covers: retrying every refused violation after a
+    // thousand moves would cost a large cluster a second pass for little.
+    const spreadMoves = this.moves.filter((m) => m.spreadKey !== undefined).length;
+    if (spreadMoves > 0 && spreadMoves <= PLAN_SEARCH_MOVES && !this.limits.cycleFull && this.leftUndone()[0] > 0) {
+      this.fixViolations();
     }
     return found;
   }
