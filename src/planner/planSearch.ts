@@ -22,6 +22,8 @@ export interface PlanSearchContext {
   /** The acted-on violations of a pod's own rule that still hold, and what a move must do to clear one (ruleFixing.ts). */
   openViolations(): readonly ViolationRecord[];
   clearingRules(v: ViolationRecord, from: NodeInfo): AttemptRules;
+  /** Whether the pod breaks a rule of its own (no peers) that the policy acts on. */
+  ownViolation(pod: PodInfo): boolean;
 }
 
 /**
@@ -93,17 +95,23 @@ function compareUndone(a: readonly number[], b: readonly number[]): number {
 export function searchFewerMoves(ctx: PlanSearchContext): boolean {
   const tx = ctx.tx;
   if (tx.limits.cycleFull) return false;
-  const spreadAt = tx.moves.findIndex((m) => m.spreadKey !== undefined);
-  const first = spreadAt < 0 ? tx.moves.length : spreadAt;
-  const greedy = tx.moves.slice(first);
-  // Rule moves after the spread moves (a violation cleared late, planCycle) depend on them: such a plan is kept.
-  if (greedy.length > PLAN_SEARCH_MOVES || greedy.some((m) => m.spreadKey === undefined)) return false;
   const goal = ctx.leftUndone();
-  // Greedy brought every acted-on group to maxSkew: a set must be smaller and leave no more undone. Greedy stopped
-  // short: a set of up to PLAN_SEARCH_MOVES that brings every group to maxSkew is worth the moves it adds (each of
-  // them then belongs to a set that does), searched with a smaller budget since it often does not exist.
+  // Greedy left nothing undone: a set must be smaller and leave nothing undone either. Greedy stopped short: a set
+  // that brings every acted-on group to maxSkew and leaves less undone is worth the moves it adds (each of them then
+  // belongs to a set that does), searched with a smaller budget since it often does not exist.
   const complete = goal.every((n) => n === 0);
-  if (complete && greedy.length < 2) return false;
+  const spreadAt = tx.moves.findIndex((m) => m.spreadKey !== undefined);
+  let first = spreadAt < 0 ? tx.moves.length : spreadAt;
+  const spreadMoves = tx.moves.length - first;
+  // Rule moves after the spread moves (a violation cleared late, planCycle) depend on them: such a plan is kept.
+  if (spreadMoves > PLAN_SEARCH_MOVES || tx.moves.slice(first).some((m) => m.spreadKey === undefined)) return false;
+  if (complete && spreadMoves < 2) return false;
+  // Stopped short: a pod's own violation cleared first may be what holds a group (its replacement took the room
+  // the group needed), so such moves are searched again with the rest.
+  if (!complete && first <= PLAN_SEARCH_MOVES && tx.moves.slice(0, first).every((m) => ctx.ownViolation(m.pod))) {
+    first = 0;
+  }
+  const greedy = tx.moves.slice(first);
   // Greedy held back by a limit (maxPerWorkload pacing a workload, a spent PDB): the search would meet it too.
   if (!complete && heldByLimits(ctx)) return false;
   // Stopped short, greedy is rarely far off: a set much larger than its own is not looked for (that search is the
@@ -132,8 +140,9 @@ export function searchFewerMoves(ctx: PlanSearchContext): boolean {
     }
     if (left === 0 || (found !== undefined && found.undone.every((n) => n === 0))) return;
     const groups = skewed();
-    // Each violation that must be cleared takes a move of its pod.
-    const violations = complete || undone[0]! < goal[0]! ? 0 : 1;
+    // Each violation that must be cleared takes a move of its pod; less undone with every group at maxSkew means
+    // fewer violations than greedy left, or as many when greedy left a group above maxSkew.
+    const violations = complete ? 0 : undone[0]! - goal[0]! + (goal[1] === 0 ? 1 : 0);
     if (Math.max(movesNeeded(groups), violations) > left) return;
     const key = tx.moves
       .slice(first)

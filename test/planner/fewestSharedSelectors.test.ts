@@ -146,6 +146,21 @@ const CASES: readonly Case[] = [
     fewest: 3,
     greedy: '3 evictions, the violation left',
   },
+  {
+    // w1 (disk=ssd only) has a pod on b1 (disk=hdd); w1's zone spread counts every tier=web pod over the ssd nodes
+    // (a 2, b 1, c 1). w0's own zone spread has a 0, b 2, c 1. Clearing the violation first puts w1's replacement in
+    // zone a (a 3), after which w0's move to zone a would take the tier skew to 3: stuck after one eviction. Moving
+    // w0's b1 pod to a2 first, then w1's b1 pod to b2 (zone b keeps its count), balances both and clears it: two.
+    name: 'a violation cleared first takes the room a spread group needed: cleared after it instead',
+    nodes: { a1: 'a', a2: 'a', a3: 'a', b1: 'b', b2: 'b', c1: 'c' },
+    hdd: ['b1'],
+    workloads: [
+      { name: 'w0', spreads: [{ key: 'zone', maxSkew: 1 }], pods: { b1: 1, c1: 1, b2: 1 } },
+      { name: 'w1', ssdOnly: true, spreads: [{ key: 'zone', maxSkew: 2, tier: true }], pods: { b1: 1, a1: 2 } },
+    ],
+    fewest: 2,
+    greedy: '1 eviction, the zone spread left at skew 2',
+  },
 ];
 
 /** Every DoNotSchedule spread within its maxSkew after the plan, and no pod left where its nodeSelector excludes it. */
