@@ -1,7 +1,8 @@
 // The search for a better plan: once the greedy steps have planned the spread groups' moves, a bounded iterative
-// deepening over all the acted-on groups together looks for fewer moves that do as much, or few that do more. Apart from the greedy steps
-// (spreadBalancing.ts) and from the search of one group at a dead end (spreadSearch.ts) because what it replaces is
-// the whole spread part of the plan, and what it must match is the plan's outcome, not one group's skew.
+// deepening over all the acted-on groups together looks for fewer moves that do as much, or few that do more. Apart
+// from the greedy steps (spreadBalancing.ts) and from the search of one group at a dead end (spreadSearch.ts) because
+// what it replaces is the whole spread part of the plan, and what it must match is the plan's outcome, not one
+// group's skew.
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 import type { NodeInfo, PodInfo } from '../model/types.js';
 import type { GroupState } from '../scheduling/clusterState.js';
@@ -19,7 +20,7 @@ export interface PlanSearchContext {
   emptiestNode(g: GroupState, pod: PodInfo): NodeInfo | undefined;
   /** What the plan leaves undone in its state now, most important first (Planner.leftUndone). */
   leftUndone(): readonly number[];
-  /** The acted-on violations of a pod's own rule that still hold, and what a move must do to clear one (ruleFixing.ts). */
+  /** The acted-on violations of a pod's own rule that still hold, and what a move must do to clear one (ruleFixing). */
   openViolations(): readonly ViolationRecord[];
   clearingRules(v: ViolationRecord, from: NodeInfo): AttemptRules;
   /** Whether the pod breaks a rule of its own (no peers) that the policy acts on. */
@@ -79,15 +80,16 @@ function compareUndone(a: readonly number[], b: readonly number[]): number {
  * nodeSelector where its replacement had no node until the spread moves were made (test/planner/fewestShared
  * Selectors.test.ts has each case).
  *
- * So the spread moves (at most PLAN_SEARCH_MOVES of them, after the rule moves, which stay) are taken back and a set
- * is searched for by iterative deepening from a lower bound: when greedy left nothing undone, one with fewer moves that
- * leaves nothing undone either; otherwise one of up to PLAN_SEARCH_MOVES that brings every acted-on group to maxSkew
- * and leaves less undone (violations, groups above maxSkew, their excess: as planCycle weighs two plans), so each of
- * its moves belongs to a set that does. A move is a live pod a skewed acted-on group counts (replicas alike where the
- * scheduler looks tried once per state), or the pod of a violation of its own rule that still holds, checked by
- * attempt() as every move is: protections, PDBs, limits, priority (not above the pods of a group it moves for), the
- * scheduler simulation, and on every tied landing that it takes the pod out of its domain in a skewed group (or
- * clears the violation) and leaves no hard or considered soft group above max(its skew then, its maxSkew), so no
+ * So the spread moves (at most PLAN_SEARCH_MOVES of them, after the rule moves, which stay unless greedy stopped
+ * short and they only cleared pods' own violations) are taken back and a set is searched for by iterative deepening
+ * from a lower bound: when greedy left nothing undone, one with fewer moves that leaves nothing undone either;
+ * otherwise one of at most three moves more than greedy's (and PLAN_SEARCH_MOVES) that brings every acted-on group to
+ * maxSkew and leaves less undone (violations, groups above maxSkew, their excess: as planCycle weighs two plans), so
+ * each of its moves belongs to a set that does. A move is a live pod a skewed acted-on group counts (replicas alike
+ * where the scheduler looks tried once per state), or the pod of a violation of its own rule that still holds,
+ * checked by attempt() as every move is: protections, PDBs, limits, priority (not above the pods of a group it moves
+ * for), the scheduler simulation, and on every tied landing that it takes the pod out of its domain in a skewed group
+ * (or clears the violation) and leaves no hard or considered soft group above max(its skew then, its maxSkew), so no
  * constraint ends worse than it started. Pods and groups are walked in the state's order, which is the canonical
  * order (canonicalOrder.ts), so the plan does not depend on the order of the input. Without a set found within the
  * budget, greedy's moves are put back as they were.
