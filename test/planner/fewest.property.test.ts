@@ -713,14 +713,15 @@ describe('the fewest evictions (exhaustive search over small clusters, fast-chec
 
   // With selectors shared between workloads, greedy steps (one group at a time) can end short of balance, or take one
   // move more, where another order of moves balances (fewestSharedSelectors.test.ts). The plan search makes up for
-  // it, so the same exact property holds here: a plan within `worst` whenever `worst` <= CAP.
+  // it, so the same exact property holds here: a plan within `worst` whenever `worst` <= CAP. 1.5 × FC_RUNS cases: with
+  // the default seed, greedy steps alone (planCycle without planner.searchFewer()) fail at the 311th.
   it(
     "constraints that count another workload's pods: as many evictions as the fewest that balance, every placement as the scheduler may make it",
     () => {
       const tally = newTally();
       fc.assert(
         fc.property(clusterArb(true), (g) => check(g, true, tally)),
-        { ...params<[ClusterGen]>(0xfe3e58), numRuns: Math.ceil(RUNS / 2) },
+        { ...params<[ClusterGen]>(0xfe3e58), numRuns: Math.ceil((RUNS * 3) / 2) },
       );
       if (process.env['FC_TALLY'] !== undefined) console.log(`shared selectors: ${JSON.stringify(tally)}`);
       expect(tally.nonzero, JSON.stringify(tally)).toBeGreaterThan(RUNS / 10);
