@@ -80,8 +80,8 @@ function compareUndone(a: readonly number[], b: readonly number[]): number {
  * nodeSelector where its replacement had no node until the spread moves were made (test/planner/fewestShared
  * Selectors.test.ts has each case).
  *
- * So the spread moves (at most PLAN_SEARCH_MOVES of them, after the rule moves, which stay unless greedy stopped
- * short and they only cleared pods' own violations) are taken back and a set is searched for by iterative deepening
+ * So the spread moves (at most PLAN_SEARCH_MOVES of them, after the rule moves, which stay unless they only cleared
+ * pods' own violations and the plan is that small) are taken back and a set is searched for by iterative deepening
  * from a lower bound: when greedy left nothing undone, one with fewer moves that leaves nothing undone either;
  * otherwise one of at most three moves more than greedy's (and PLAN_SEARCH_MOVES) that brings every acted-on group to
  * maxSkew and leaves less undone (violations, groups above maxSkew, their excess: as planCycle weighs two plans), so
@@ -106,14 +106,16 @@ export function searchFewerMoves(ctx: PlanSearchContext): boolean {
   let first = spreadAt < 0 ? tx.moves.length : spreadAt;
   const spreadMoves = tx.moves.length - first;
   // Rule moves after the spread moves (a violation cleared late, planCycle) depend on them: such a plan is kept.
+  if (spreadMoves === 0 && complete) return false;
   if (spreadMoves > PLAN_SEARCH_MOVES || tx.moves.slice(first).some((m) => m.spreadKey === undefined)) return false;
-  if (complete && spreadMoves < 2) return false;
-  // Stopped short: a pod's own violation cleared first may be what holds a group (its replacement took the room
-  // the group needed), so such moves are searched again with the rest.
-  if (!complete && first <= PLAN_SEARCH_MOVES && tx.moves.slice(0, first).every((m) => ctx.ownViolation(m.pod))) {
+  // A pod's own violation cleared first may be what holds a group (its replacement took the room the group needed)
+  // or cost a move (cleared later, it lands where a spread move would have put a pod): such moves are searched again
+  // with the rest.
+  if (tx.moves.length <= PLAN_SEARCH_MOVES && tx.moves.slice(0, first).every((m) => ctx.ownViolation(m.pod))) {
     first = 0;
   }
   const greedy = tx.moves.slice(first);
+  if (complete && greedy.length < 2) return false;
   // Greedy held back by a limit (maxPerWorkload pacing a workload, a spent PDB): the search would meet it too.
   if (!complete && heldByLimits(ctx)) return false;
   // Stopped short, greedy is rarely far off: a set much larger than its own is not looked for (that search is the
@@ -144,7 +146,7 @@ export function searchFewerMoves(ctx: PlanSearchContext): boolean {
     const groups = skewed();
     // Each violation that must be cleared takes a move of its pod; less undone with every group at maxSkew means
     // fewer violations than greedy left, or as many when greedy left a group above maxSkew.
-    const violations = complete ? 0 : undone[0]! - goal[0]! + (goal[1] === 0 ? 1 : 0);
+    const violations = complete ? undone[0]! : undone[0]! - goal[0]! + (goal[1] === 0 ? 1 : 0);
     if (Math.max(movesNeeded(groups), violations) > left) return;
     const key = tx.moves
       .slice(first)
