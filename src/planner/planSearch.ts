@@ -97,17 +97,17 @@ function compareUndone(a: readonly number[], b: readonly number[]): number {
 export function searchFewerMoves(ctx: PlanSearchContext): boolean {
   const tx = ctx.tx;
   if (tx.limits.cycleFull) return false;
+  const spreadAt = tx.moves.findIndex((m) => m.spreadKey !== undefined);
+  let first = spreadAt < 0 ? tx.moves.length : spreadAt;
+  const spreadMoves = tx.moves.length - first;
+  // Rule moves after the spread moves (a violation cleared late, planCycle) depend on them: such a plan is kept.
+  if (spreadMoves > PLAN_SEARCH_MOVES || tx.moves.slice(first).some((m) => m.spreadKey === undefined)) return false;
   const goal = ctx.leftUndone();
   // Greedy left nothing undone: a set must be smaller and leave nothing undone either. Greedy stopped short: a set
   // that brings every acted-on group to maxSkew and leaves less undone is worth the moves it adds (each of them then
   // belongs to a set that does), searched with a smaller budget since it often does not exist.
   const complete = goal.every((n) => n === 0);
-  const spreadAt = tx.moves.findIndex((m) => m.spreadKey !== undefined);
-  let first = spreadAt < 0 ? tx.moves.length : spreadAt;
-  const spreadMoves = tx.moves.length - first;
-  // Rule moves after the spread moves (a violation cleared late, planCycle) depend on them: such a plan is kept.
   if (spreadMoves === 0 && complete) return false;
-  if (spreadMoves > PLAN_SEARCH_MOVES || tx.moves.slice(first).some((m) => m.spreadKey === undefined)) return false;
   // A pod's own violation cleared first may be what holds a group (its replacement took the room the group needed)
   // or cost a move (cleared later, it lands where a spread move would have put a pod): such moves are searched again
   // with the rest.

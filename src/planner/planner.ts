@@ -111,9 +111,13 @@ export class Planner {
    */
   searchFewer(): boolean {
     const spread = this.spread;
-    const own = new Set(
-      this.analysis.violations.filter((v) => v.ruleOwner === undefined && this.rules.actsOn(v)).map((v) => v.pod.uid),
-    );
+    let own: Set<string> | undefined;
+    const ownViolation = (pod: PodInfo): boolean => {
+      own ??= new Set(
+        this.analysis.violations.filter((v) => v.ruleOwner === undefined && this.rules.actsOn(v)).map((v) => v.pod.uid),
+      );
+      return own.has(pod.uid);
+    };
     const found = searchFewerMoves({
       tx: this.tx,
       excessOf: (g) => spread.excessOf(g),
@@ -122,7 +126,7 @@ export class Planner {
       leftUndone: () => this.leftUndone(),
       openViolations: () => this.rules.openOwnViolations(),
       clearingRules: (v, from) => this.rules.clearingRules(v, v.pod, v.pod, from),
-      ownViolation: (pod) => own.has(pod.uid),
+      ownViolation,
     });
     if (found) {
       for (const g of this.state.groups()) if (spread.excessOf(g) === 0) this.unrepairable.delete(g.group.id);
