@@ -56,6 +56,9 @@ export function planCycle(listed: ClusterSnapshot, policy: Policy, options: Plan
       planner = other;
     }
   }
+  // Greedy steps can take one move more than another order would, or stop short where another order balances: a
+  // small plan is searched for a better one (planSearch.ts).
+  planner.searchFewer();
   const load = planLoad(planner, policy.spec, options.strategies ?? STRATEGIES);
   planHousekeeping(planner.housekeeping());
   const plan = buildPlanReport({

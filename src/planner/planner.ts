@@ -29,6 +29,7 @@ import type { EvictionLimits } from './budget.js';
 import type { HousekeepingPlanner } from './housekeeping.js';
 import type { Move } from './move.js';
 import type { PodInfo } from '../model/types.js';
+import { PLAN_SEARCH_MOVES, searchFewerMoves } from './planSearch.js';
 import { RuleFixer } from './ruleFixing.js';
 import { SpreadBalancer } from './spreadBalancing.js';
 import { PlanTransaction, type Attempt, type AttemptRules, type Landing, type PlanOptions } from './transaction.js';
@@ -102,6 +103,42 @@ export class Planner {
 
   balanceGroups(): void {
     this.spread.balanceGroups();
+  }
+
+  /**
+   * Looks for a smaller set of spread moves that leaves no more undone than greedy's, or a small one that balances
+   * where greedy stopped short (planSearch.ts), and plans it instead; true if it did.
+   */
+  searchFewer(): boolean {
+    const spread = this.spread;
+    let own: Set<string> | undefined;
+    const ownViolation = (pod: PodInfo): boolean => {
+      own ??= new Set(
+        this.analysis.violations.filter((v) => v.ruleOwner === undefined && this.rules.actsOn(v)).map((v) => v.pod.uid),
+      );
+      return own.has(pod.uid);
+    };
+    const found = searchFewerMoves({
+      tx: this.tx,
+      excessOf: (g) => spread.excessOf(g),
+      memberPriority: (g) => spread.memberPriority(g),
+      emptiestNode: (g, pod) => spread.emptiestNode(g, pod),
+      leftUndone: () => this.leftUndone(),
+      openViolations: () => this.rules.openOwnViolations(),
+      clearingRules: (v, from) => this.rules.clearingRules(v, v.pod, v.pod, from),
+      ownViolation,
+    });
+    if (found) {
+      for (const g of this.state.groups()) if (spread.excessOf(g) === 0) this.unrepairable.delete(g.group.id);
+    }
+    // A violation refused before the spread moves may be clearable once they are made (its replacement had no node
+    // within the spread's maxSkew then). Only for a plan the search covers: retrying every refused violation after a
+    // thousand moves would cost a large cluster a second pass for little.
+    const spreadMoves = this.moves.filter((m) => m.spreadKey !== undefined).length;
+    if (spreadMoves > 0 && spreadMoves <= PLAN_SEARCH_MOVES && !this.limits.cycleFull && this.leftUndone()[0] > 0) {
+      this.fixViolations();
+    }
+    return found;
   }
 
   /**

@@ -8,7 +8,7 @@ import { volumesReachable } from '../model/volumes.js';
 import type { RuleStrategy, ViolationRecord } from '../strategies/types.js';
 import { configOf } from '../strategies/registry.js';
 import { compareCandidates } from './candidates.js';
-import type { Attempt, PlanTransaction } from './transaction.js';
+import type { Attempt, AttemptRules, PlanTransaction } from './transaction.js';
 import type { Strategy } from '../model/plan.js';
 
 /** Text of a move whose replacement has no node yet (nodeFit off). */
@@ -97,8 +97,18 @@ export class RuleFixer {
   private attemptClearing(v: ViolationRecord, pod: PodInfo, owner: PodInfo): Attempt {
     const from = this.tx.state.nodeOf(pod);
     if (!from) return { ok: false, reason: 'pod is already planned for eviction', placement: false };
+    return this.tx.attempt(pod, this.clearingRules(v, pod, owner, from));
+  }
+
+  /** The acted-on violations of a pod's own rule (no peers) that still hold: what the plan search may clear. */
+  openOwnViolations(): ViolationRecord[] {
+    return this.tx.analysis.violations.filter((v) => v.ruleOwner === undefined && this.actsOn(v) && this.stillHolds(v));
+  }
+
+  /** What a move of `pod` from `from` must achieve to clear `v`, whose rule belongs to `owner`. */
+  clearingRules(v: ViolationRecord, pod: PodInfo, owner: PodInfo, from: NodeInfo): AttemptRules {
     const clears = this.clearance(v, pod, from);
-    return this.tx.attempt(pod, {
+    return {
       strategy: v.strategy,
       helps: (_p, target) => clears(target),
       fallbackTarget: () => this.ruleTarget(pod, from, clears),
@@ -106,7 +116,7 @@ export class RuleFixer {
       // must not be of higher priority than the owner.
       maxPriority: pod === owner ? undefined : owner.priority,
       withoutTarget: !v.soft && this.ruleOf(v).withoutTarget,
-    });
+    };
   }
 
   private withCapacityNote(reason: string, target: NodeInfo | undefined): string {
