@@ -2,6 +2,7 @@
 // load) picks in the same eviction order, so it lives apart from any one of them.
 import { PREFER_NO_EVICTION } from '../model/pods.js';
 import type { PodInfo, QosClass } from '../model/types.js';
+import type { Move } from './move.js';
 import { tolerationsText } from '../model/taints.js';
 import { volumeKey } from '../model/volumes.js';
 import { workloadKey } from './budget.js';
@@ -31,4 +32,15 @@ export function compareCandidates(a: PodInfo, b: PodInfo): number {
  */
 export function replicaKey(pod: PodInfo): string {
   return `${workloadKey(pod)}\u0000${pod.nodeName}\u0000${pod.requiredNodeAffinity.text}\u0000${tolerationsText(pod.tolerations)}\u0000${volumeKey(pod)}`;
+}
+
+/**
+ * The state a set of search moves makes, whatever their order: alike replicas and their landings. The searches
+ * (spreadSearch.ts, planSearch.ts) look at a state once per depth left.
+ */
+export function movesStateKey(moves: readonly Move[]): string {
+  return moves
+    .map((m) => `${replicaKey(m.pod)}\u0000${m.target?.name ?? ''}`)
+    .sort()
+    .join('\u0001');
 }

@@ -7,7 +7,7 @@ import type { SpreadGroup } from '../analysis/topologySpread.js';
 import type { NodeInfo, PodInfo } from '../model/types.js';
 import type { GroupState } from '../scheduling/clusterState.js';
 import type { SkewStrategy, ViolationRecord } from '../strategies/types.js';
-import { replicaKey } from './candidates.js';
+import { movesStateKey, replicaKey } from './candidates.js';
 import type { Move } from './move.js';
 import type { Strategy } from '../model/plan.js';
 import type { AttemptRules, PlanTransaction } from './transaction.js';
@@ -148,11 +148,7 @@ export function searchFewerMoves(ctx: PlanSearchContext): boolean {
     // fewer violations than greedy left, or as many when greedy left a group above maxSkew.
     const violations = complete ? undone[0]! : undone[0]! - goal[0]! + (goal[1] === 0 ? 1 : 0);
     if (Math.max(movesNeeded(groups), violations) > left) return;
-    const key = tx.moves
-      .slice(first)
-      .map((m) => `${replicaKey(m.pod)}\u0000${m.target?.name ?? ''}`)
-      .sort()
-      .join('\u0001');
+    const key = movesStateKey(tx.moves.slice(first));
     if ((seen.get(key) ?? -1) >= left) return;
     seen.set(key, left);
     for (const option of options(groups)) {

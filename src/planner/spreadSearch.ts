@@ -7,7 +7,7 @@ import { skewTuple, type SkewTuple } from '../model/spread.js';
 import type { NodeInfo, PodInfo } from '../model/types.js';
 import type { GroupState } from '../scheduling/clusterState.js';
 import type { SkewStrategy } from '../strategies/types.js';
-import { replicaKey } from './candidates.js';
+import { movesStateKey, replicaKey } from './candidates.js';
 import type { Move } from './move.js';
 import type { AttemptRules, PlanTransaction } from './transaction.js';
 
@@ -64,11 +64,7 @@ export function searchGroup(ctx: SearchContext, g: GroupState, s: SkewStrategy):
     }
     // A move takes one pod from a domain and adds at most one to another: the skew falls by 2 at most.
     if (2 * left < before[0] - c.maxSkew) return;
-    const key = tx.moves
-      .slice(start)
-      .map((m) => `${replicaKey(m.pod)}\u0000${m.target?.name ?? ''}`)
-      .sort()
-      .join('\u0001');
+    const key = movesStateKey(tx.moves.slice(start));
     if ((seen.get(key) ?? -1) >= left) return;
     seen.set(key, left);
     const tried = new Set<string>();
