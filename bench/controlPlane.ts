@@ -13,7 +13,7 @@
 // ServiceAccount; the same figures, read the same way (audit log, /proc).
 //   KUBEBUILDER_ASSETS="$(bash hack/control-plane-assets.sh 1.37)" node dist/bench/controlPlane.js [deployments] [nodesPerZone]
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -432,7 +432,9 @@ async function main(): Promise<void> {
       return;
     }
     const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, OPERATOR_SA);
-    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench', launch: launch });
+    // BENCH_OPERATOR_ARGS: more flags for `run` (e.g. --log-level=debug); BENCH_OPERATOR_LOG: where to keep its log.
+    const extraArgs = (process.env['BENCH_OPERATOR_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+    operator = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'bench', launch: launch, extraArgs });
     const op = operator;
     await until('the operator to be ready', 300_000, async () => {
       try {
@@ -525,6 +527,8 @@ async function main(): Promise<void> {
   } finally {
     tracker?.stop();
     await operator?.proc.stop({ graceMs: 5_000 });
+    const keepLog = process.env['BENCH_OPERATOR_LOG'];
+    if (keepLog !== undefined && operator !== undefined) copyFileSync(operator.proc.logFile, keepLog);
     await c.stop();
     rmSync(installDir, { recursive: true, force: true });
   }

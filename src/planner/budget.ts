@@ -114,11 +114,17 @@ export class EvictionLimits {
   private readonly perNamespace: Map<string, number>;
   private readonly perWorkload = new Map<string, number>();
 
+  /** What the run had spent before this plan: a step's cap counts from it. */
+  private readonly startTotal: number;
+
   constructor(
     private readonly limits: PolicySpec['eviction'],
     spent?: SpentLimits,
+    /** The most evictions this plan may add (a paced run's step, PlanOptions.maxMoves); unbounded when absent. */
+    private readonly stepCap?: number,
   ) {
     this.total = spent?.total ?? 0;
+    this.startTotal = this.total;
     this.perNode = new Map(spent?.perNode);
     this.perNamespace = new Map(spent?.perNamespace);
   }
@@ -135,6 +141,9 @@ export class EvictionLimits {
   exceeded(pod: PodInfo, pacing = false): string | undefined {
     const l = this.limits;
     if (this.total >= l.maxPerCycle) return `limit maxPerCycle (${l.maxPerCycle}) reached`;
+    if (this.stepFull) {
+      return `planned in a later step of this run (a paced run plans ${this.stepCap} evictions at a time, the next as these land)`;
+    }
     const node = pod.nodeName ?? '';
     if ((this.perNode.get(node) ?? 0) >= l.maxPerNode)
       return `limit maxPerNode (${l.maxPerNode}) reached on node ${node}`;
@@ -149,7 +158,11 @@ export class EvictionLimits {
 
   /** True once no further eviction can be planned this cycle. */
   get cycleFull(): boolean {
-    return this.total >= this.limits.maxPerCycle;
+    return this.total >= this.limits.maxPerCycle || this.stepFull;
+  }
+
+  private get stepFull(): boolean {
+    return this.stepCap !== undefined && this.total - this.startTotal >= this.stepCap;
   }
 
   consume(pod: PodInfo): void {

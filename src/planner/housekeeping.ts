@@ -17,6 +17,7 @@ import type { HousekeepingStrategy } from '../strategies/types.js';
 import { workloadKey, type DisruptionBudgets, type EvictionLimits } from './budget.js';
 import { protectionReason, type EvictabilityContext } from './evictability.js';
 import type { Move } from './move.js';
+import { pendingOf } from './transaction.js';
 
 /** What the planner lends the housekeeping phase: the same state, gates and list of moves. */
 export interface HousekeepingPlanner {
@@ -29,6 +30,8 @@ export interface HousekeepingPlanner {
   readonly evictability: EvictabilityContext;
   readonly held: ReadonlyMap<string, string> | undefined;
   readonly moves: Move[];
+  /** PlanOptions.pendingLandings: a replacement with several possible landings is pending for the ones after it. */
+  readonly pendingLandings: boolean;
   skip(pod: PodInfo, strategy: string, reason: string): void;
 }
 
@@ -88,7 +91,10 @@ function housekeep(
     }
     p.budgets.consume(pod);
     p.limits.consume(pod);
-    p.moves.push({ pod, from, target, ties, strategy: s.name, reason: reason() });
+    const move = { pod, from, target, ties, strategy: s.name, reason: reason() };
+    // The operator's runs: the replacement is pending for what is placed after it (PlanOptions.pendingLandings).
+    if (p.pendingLandings && target !== undefined) p.state.addPending(pendingOf(p.state, move));
+    p.moves.push(move);
   }
 }
 

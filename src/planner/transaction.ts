@@ -18,6 +18,7 @@ import type { PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { deletedAtOnce } from '../scheduling/deletion.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
+import type { PendingLanding } from '../scheduling/pending.js';
 import { DEFAULT_PROFILE, type SchedulerSetting } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, SkewStrategy } from '../strategies/types.js';
@@ -51,6 +52,28 @@ export interface PlanOptions {
    * re-plans); a plan of its own starts from nothing.
    */
   readonly spent?: SpentLimits;
+  /**
+   * The operator's runs, which send the evictions of a plan without waiting for each replacement to land: a move's
+   * replacement with several possible landings is pending for the moves planned after it (scheduling/pending.ts), so
+   * their predictions hold whichever node the scheduler picks. `plan` and `simulate` assume each lands on its target.
+   */
+  readonly pendingLandings?: boolean;
+  /**
+   * Replacements of evictions the run has sent (or is about to send) whose landing is not known yet: the evicted pod
+   * and the nodes it may land on. Unrelated ones bound the predictions (pending.ts); a pod related to one waits.
+   */
+  readonly inFlight?: readonly InFlightLanding[];
+  /**
+   * The most evictions this plan may hold: a paced run plans a step at a time (what the client budget sends before the
+   * next plan), since every prediction of a larger plan is worked out against all the replacements before it.
+   */
+  readonly maxMoves?: number;
+}
+
+/** An eviction's replacement the run is waiting to see land. */
+export interface InFlightLanding {
+  readonly pod: PodInfo;
+  readonly nodes: readonly string[];
 }
 
 /** Where a replacement lands: the node the plan assumes, and the others the scheduler may pick as well. */
@@ -82,6 +105,13 @@ export interface AttemptRules {
 
 const NO_TIES: readonly NodeInfo[] = Object.freeze([]);
 
+/** A planned move's replacement as pending: on its target in the plan's state, possibly on any of its ties. */
+export function pendingOf(state: ClusterState, move: Move): PendingLanding {
+  const at = state.nodeIndex.get(move.target!.name)!;
+  const nodes = [at, ...move.ties.map((n) => state.nodeIndex.get(n.name)!)];
+  return { pod: move.pod, nodes, at };
+}
+
 export class PlanTransaction {
   readonly state: ClusterState;
   readonly moves: Move[] = [];
@@ -109,12 +139,19 @@ export class PlanTransaction {
     const snapshot = analysis.snapshot;
     this.strategies = options.strategies ?? STRATEGIES;
     this.state = new ClusterState(analysis, options.schedulerProfile ?? DEFAULT_PROFILE);
+    for (const f of options.inFlight ?? []) {
+      const nodes = f.nodes.flatMap((name) => {
+        const i = this.state.nodeIndex.get(name);
+        return i === undefined ? [] : [i];
+      });
+      if (nodes.length > 0) this.state.addPending({ pod: f.pod, nodes, at: undefined });
+    }
     this.moveContext = {
       nodeFit: spec.eviction.nodeFit,
       fits: (pod, from, scope) => placementCheck(this.state, pod, { pod, node: from }, scope),
     };
     this.budgets = new DisruptionBudgets(snapshot.pdbs, computeAllowances(snapshot));
-    this.limits = new EvictionLimits(spec.eviction, options.spent);
+    this.limits = new EvictionLimits(spec.eviction, options.spent, options.maxMoves);
     const nodeLabels = new Map(snapshot.nodes.map((n) => [n.name, n.labels]));
     this.evictability = {
       spec,
@@ -152,6 +189,7 @@ export class PlanTransaction {
       moves,
       skip,
       held: this.options.heldWorkloads,
+      pendingLandings: this.options.pendingLandings === true,
     };
   }
 
@@ -168,19 +206,8 @@ export class PlanTransaction {
     const refuse = (reason: string, placement = false): Attempt => ({ ok: false, reason, placement });
     const from = this.state.nodeOf(pod);
     if (!from || this.state.isRemoved(pod)) return refuse('pod is already planned for eviction');
-    const held = this.options.heldWorkloads?.get(workloadKey(pod));
-    if (held !== undefined) return refuse(held);
-    const protectedBy = this.protection(pod);
-    if (protectedBy !== undefined) return refuse(protectedBy);
-    if (rules.maxPriority !== undefined && pod.priority > rules.maxPriority) {
-      return refuse(
-        `priority ${pod.priority} is higher than that of the pod it would make room for (${rules.maxPriority})`,
-      );
-    }
-    const budget = this.budgets.refusal(pod, this.lookingAhead);
-    if (budget !== undefined) return refuse(budget);
-    const limit = this.limits.exceeded(pod, this.lookingAhead);
-    if (limit !== undefined) return refuse(limit);
+    const gated = this.gates(pod, rules);
+    if (gated !== undefined) return refuse(gated);
     const evicted: Placed = { pod, node: from };
     // A pod held by a zonal volume can only come back where the volume is: when that is what keeps it, say so first.
     const placementRefusal = (reason: string): Attempt => {
@@ -224,6 +251,29 @@ export class PlanTransaction {
     const wrong = this.wrongLanding(pod, from, target, ties, rules, worsenedHardGroup);
     if (wrong !== undefined) return placementRefusal(wrong);
     return { ok: true, target, ties };
+  }
+
+  /** The first gate that refuses evicting `pod` before any simulation: hold, protection, priority, budget, limit. */
+  private gates(pod: PodInfo, rules: AttemptRules): string | undefined {
+    const held = this.options.heldWorkloads?.get(workloadKey(pod)) ?? this.waitingFor(pod);
+    if (held !== undefined) return held;
+    const protectedBy = this.protection(pod);
+    if (protectedBy !== undefined) return protectedBy;
+    if (rules.maxPriority !== undefined && pod.priority > rules.maxPriority) {
+      return `priority ${pod.priority} is higher than that of the pod it would make room for (${rules.maxPriority})`;
+    }
+    return this.budgets.refusal(pod, this.lookingAhead) ?? this.limits.exceeded(pod, this.lookingAhead);
+  }
+
+  /**
+   * A replacement in flight whose landing changes this pod's prediction beyond its node's resources (the same
+   * selectors, inter-pod terms): the pod waits until it has landed and the cache shows where.
+   */
+  private waitingFor(pod: PodInfo): string | undefined {
+    if (this.options.inFlight === undefined || this.options.inFlight.length === 0) return undefined;
+    const p = this.state.pending.relatedInFlight(pod);
+    if (p === undefined) return undefined;
+    return `waits for the replacement of ${p.pod.namespace}/${p.pod.name} to land (where it lands changes this prediction)`;
   }
 
   /**
@@ -320,7 +370,13 @@ export class PlanTransaction {
     this.budgets.consume(move.pod);
     this.limits.consume(move.pod);
     this.state.commit(move.pod, move.target);
+    if (this.pendsLanding(move)) this.state.addPending(pendingOf(this.state, move));
     this.moves.push(move);
+  }
+
+  /** Whether the move's replacement is pending for the moves after it (see PlanOptions.pendingLandings). */
+  private pendsLanding(move: Move): boolean {
+    return this.options.pendingLandings === true && move.target !== undefined;
   }
 
   /**
@@ -338,6 +394,7 @@ export class PlanTransaction {
   takeBack(mark: number): void {
     while (this.moves.length > mark) {
       const m = this.moves.pop()!;
+      if (this.pendsLanding(m)) this.state.withdrawPending(m.pod);
       this.state.uncommit(m.pod, m.from, m.target);
       this.budgets.release(m.pod);
       this.limits.release(m.pod);

@@ -30,6 +30,7 @@ import {
   type TermCounts,
 } from './state/interPodTerms.js';
 import { addResources, emptyUsage, type NodeUsage } from './state/nodeUsage.js';
+import { PendingSet, type PendingLanding } from './pending.js';
 import type { Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 
@@ -101,6 +102,8 @@ export class ClusterState {
     this.kubeVersion = analysis.snapshot.kubeVersion ?? NEWEST_KUBE_VERSION;
     this.nodes = analysis.nodes;
     this.nodeList = analysis.snapshot.nodes;
+    this.pending = new PendingSet(this.kubeVersion, this.nodeList.length);
+    this.usageStamps = new Uint32Array(this.nodeList.length);
     this.nodeList.forEach((node, i) => {
       this.nodeIndex.set(node.name, i);
       this.usage.push(emptyUsage());
@@ -176,6 +179,19 @@ export class ClusterState {
     return this.usage[index]!;
   }
 
+  /** Bumped whenever the node's usage changes: what a per-node memo of its scores is valid for (pending.ts). */
+  usageStamp(index: number): number {
+    return this.usageStamps[index]!;
+  }
+
+  private readonly usageStamps: Uint32Array;
+
+  private changeUsage(node: string, pod: PodInfo, sign: 1 | -1): void {
+    const i = this.nodeIndex.get(node)!;
+    addResources(this.usage[i]!, pod, sign, this.kubeVersion);
+    this.usageStamps[i]!++;
+  }
+
   /** The group's domain of every node, aligned with nodeList (undefined: not an eligible domain). */
   nodeDomains(g: GroupState): readonly (string | undefined)[] {
     // Keyed by the domain map, which the analysis shares between the groups of one eligibility (most of them): one
@@ -193,6 +209,20 @@ export class ClusterState {
 
   replacements(): readonly Placed[] {
     return this.added;
+  }
+
+  /** Replacements on their way whose landing is not known (pending.ts): sent and not yet bound, or planned earlier. */
+  readonly pending: PendingSet;
+
+  /** Adds a replacement on its way; withdrawn in the reverse order (a plan's transaction takes its moves back). */
+  addPending(landing: PendingLanding): void {
+    this.version++;
+    this.pending.add(landing);
+  }
+
+  withdrawPending(pod: PodInfo): void {
+    this.version++;
+    this.pending.withdraw(pod);
   }
 
   /** Every pod of the snapshot as loaded, evicted ones included (what the plan changed is in the state). */
@@ -448,7 +478,7 @@ export class ClusterState {
     const from = this.nodeOf(pod);
     this.removed.add(pod.uid);
     if (from) {
-      addResources(this.usageOf(from.name), pod, -1, this.kubeVersion);
+      this.changeUsage(from.name, pod, -1);
       for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, -1);
       this.addScoreTerms(pod, from, -1);
     }
@@ -475,7 +505,7 @@ export class ClusterState {
     this.version++;
     if (target) this.unplace(replacement, target);
     this.removed.delete(pod.uid);
-    addResources(this.usageOf(from.name), pod, 1, this.kubeVersion);
+    this.changeUsage(from.name, pod, 1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, from, 1);
     this.addScoreTerms(pod, from, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
@@ -487,7 +517,7 @@ export class ClusterState {
 
   private unplace(pod: PodInfo, node: NodeInfo): void {
     this.location.delete(pod.uid);
-    addResources(this.usageOf(node.name), pod, -1, this.kubeVersion);
+    this.changeUsage(node.name, pod, -1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! - 1);
@@ -505,7 +535,7 @@ export class ClusterState {
   place(pod: PodInfo, node: NodeInfo): void {
     this.version++;
     this.location.set(pod.uid, node.name);
-    addResources(this.usageOf(node.name), pod, 1, this.kubeVersion);
+    this.changeUsage(node.name, pod, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
       if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);

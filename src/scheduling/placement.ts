@@ -25,6 +25,7 @@ import type { EvictedView, PlacementInput } from './framework/interface.js';
 import { Framework, type PodFilters } from './framework/runtime.js';
 import { feasibleNodesToFind, zoneInterleaved } from './framework/sampling.js';
 import { frameworkFor } from './plugins/registry.js';
+import { lowestBest, maybeFeasible, scoreBounds, type ScoreBounds, type Spans } from './pending.js';
 
 export interface PlacementResult {
   /** The chosen node, or undefined when no node is feasible. */
@@ -182,31 +183,81 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
     totalsBuffer = new Float64Array(admitting.length * 2);
   }
   const feasible = feasibleBuffer;
-  const enough = feasibleNodesToFind(state.nodeList.length, ctx.profile.percentageOfNodesToScore);
   const nodes = state.nodeList;
   const filters = ctx.filters;
+  // Replacements on their way to nodes of their own (pending.ts): the nodes they may land on score within bounds.
+  const spans = state.pending.spansFor(ctx.input.pod);
+  let refused: number[] | undefined;
   let n = 0;
   for (let k = 0; k < admitting.length; k++) {
     const index = admitting[k]!;
     if (Framework.filter(filters, nodes[index]!, index) === undefined) feasible[n++] = index;
+    else if (spans?.byNode.has(index) === true) (refused ??= []).push(index);
   }
-  if (n === 0) return { node: undefined, ties: NO_TIES, reason: undefined };
-  // One feasible node: the scheduler skips scoring.
-  if (n === 1) return { node: state.nodeList[feasible[0]!]!, ties: NO_TIES, reason: undefined };
-  const framework = frameworkFor(ctx.profile);
-  const best: NodeInfo[] = [];
-  if (n > enough) {
-    const winners = framework.windowWinners(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), enough);
-    for (let k = 0; k < n; k++) if (winners[k]) best.push(nodes[feasible[k]!]!);
+  const uncertain = spans === undefined ? undefined : pendingEffect(ctx, feasible.subarray(0, n), refused, spans);
+  if (n === 0 && uncertain?.widened !== true) return { node: undefined, ties: NO_TIES, reason: undefined };
+  let best: NodeInfo[];
+  if (uncertain?.widened === true) {
+    // Whether the pod fits some node depends on where the pending replacements land: the scored set itself is
+    // uncertain, and so every node that may be feasible is a possible landing.
+    best = [...feasible.subarray(0, n)].map((i) => nodes[i]!).concat(uncertain.reopened.map((i) => nodes[i]!));
+  } else if (n === 1) {
+    // One feasible node: the scheduler skips scoring.
+    best = [nodes[feasible[0]!]!];
   } else {
-    const totals = totalsBuffer;
-    framework.score(state, ctx.input.pod, evictedView(ctx), feasible.subarray(0, n), totals);
-    let top = -Infinity;
-    for (let k = 0; k < n; k++) if (totals[k]! > top) top = totals[k]!;
-    for (let k = 0; k < n; k++) if (totals[k] === top) best.push(nodes[feasible[k]!]!);
+    best = topNodes(ctx, feasible.subarray(0, n), uncertain?.bounds);
   }
   if (best.length > 1) best.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { node: best[0], ties: best.length > 1 ? best.slice(1) : NO_TIES, reason: undefined };
+}
+
+/**
+ * What the pending replacements do to this placement: score bounds on the nodes they may land on, or (`widened`) an
+ * uncertain feasible set, with the refused nodes that may be feasible after all (`reopened`).
+ */
+function pendingEffect(
+  ctx: PlacementContext,
+  feasible: Int32Array,
+  refused: readonly number[] | undefined,
+  spans: Spans,
+): { bounds: ScoreBounds | undefined; widened: boolean; reopened: readonly number[] } {
+  const { state, pod } = ctx.input;
+  const gone = ctx.input.terminating ? undefined : ctx.input.evicted;
+  const reopened = refused === undefined ? [] : maybeFeasible(state, pod, gone, refused, spans, othersPass(ctx));
+  const bounded = feasible.length === 0 ? undefined : scoreBounds(state, pod, gone, feasible, spans);
+  return { bounds: bounded?.bounds, widened: reopened.length > 0 || bounded?.uncertainFit === true, reopened };
+}
+
+/** The nodes with the top total (in some window the scheduler may score, above its sample size), within `bounds`. */
+function topNodes(ctx: PlacementContext, feasible: Int32Array, bounds: ScoreBounds | undefined): NodeInfo[] {
+  const { state } = ctx.input;
+  const nodes = state.nodeList;
+  const n = feasible.length;
+  const framework = frameworkFor(ctx.profile);
+  const view = evictedView(ctx);
+  const best: NodeInfo[] = [];
+  const enough = feasibleNodesToFind(nodes.length, ctx.profile.percentageOfNodesToScore);
+  if (n > enough) {
+    const winners = framework.windowWinners(state, ctx.input.pod, view, feasible, enough, bounds);
+    for (let k = 0; k < n; k++) if (winners[k]) best.push(nodes[feasible[k]!]!);
+    return best;
+  }
+  const totals = totalsBuffer;
+  framework.score(state, ctx.input.pod, view, feasible, totals);
+  // The best node's lowest possible total: a node is a possible landing when its highest reaches it.
+  const top = lowestBest(totals, n, bounds);
+  const hi = bounds?.hi;
+  for (let k = 0; k < n; k++) if (totals[k]! + (hi === undefined ? 0 : hi[k]!) >= top) best.push(nodes[feasible[k]!]!);
+  return best;
+}
+
+/** Every filter but NodeResourcesFit, for a node only the pending replacements' resources may have refused. */
+function othersPass(ctx: PlacementContext): (index: number) => boolean {
+  let others: PodFilters | undefined;
+  return (index) => {
+    others ??= frameworkFor(ctx.profile).preFilter(ctx.input, undefined, 'NodeResourcesFit');
+    return Framework.filter(others, ctx.input.state.nodeList[index]!, index) === undefined;
+  };
 }
 
 function evictedView(ctx: PlacementContext): EvictedView {

@@ -8,7 +8,16 @@ export interface ReplanWait {
   readonly minReplanIntervalMs: number;
   /** True once the run halted: stop waiting. */
   readonly halted: () => boolean;
+  /** Lanes that have not sent their eviction yet (queued in the closed loop); absent: not counted. */
+  readonly queued?: () => number;
 }
+
+/**
+ * Fewer evictions queued or waiting for the client than this (three seconds of the default budget) and the run
+ * re-plans as soon as a lane has finished and minReplanIntervalMs has passed: planned now, the next step is queued
+ * before the client idles, and what the plan holds up the token bucket gives back (it refills for two seconds).
+ */
+const QUEUE_LOW_WATER = 60;
 
 /** Re-plan no sooner than this many times the last plan took (see waitForProgress). */
 const REPLAN_COST_FACTOR = 9;
@@ -59,10 +68,12 @@ export class EvictionLanes {
    * plans (and their garbage) that the API budget, not the planner, was pacing anyway.
    */
   async waitForProgress(lastPlanAt: number, planMs: number, wait: ReplanWait): Promise<void> {
-    const interval = Math.max(wait.minReplanIntervalMs, REPLAN_COST_FACTOR * planMs);
+    const batched = Math.max(wait.minReplanIntervalMs, REPLAN_COST_FACTOR * planMs);
     this.finishedSincePlan = 0;
     for (;;) {
       if (wait.halted() || this.active.size === 0) return;
+      const starving = wait.queued !== undefined && wait.queued() < QUEUE_LOW_WATER;
+      const interval = starving ? wait.minReplanIntervalMs : batched;
       const now = wait.clock.now();
       if (this.finishedSincePlan > 0 && now >= lastPlanAt + interval) return;
       const progress = new Promise<void>((resolve) => (this.wake = resolve));

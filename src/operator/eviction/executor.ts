@@ -70,12 +70,20 @@ import { RunHolds } from './runHolds.js';
 import { RunReservations } from './runReservations.js';
 import { DryRunProjection } from './dryRunProjection.js';
 import type { Degradation, RunDeps, RunOptions, RunPlan, RunResult } from './runTypes.js';
+import type { InFlightLanding } from '../../planner/transaction.js';
 
 /**
  * What one eviction attempt came to; `paced` is set for an eviction whose replacement the lane must wait for.
  * `stale`: the plan the move came from no longer holds, nothing was sent. Undefined: the run halted first.
  */
 type Executed = { result: EvictionResult; paced?: EvictionRecord } | 'stale' | undefined;
+
+/**
+ * How many evictions a paced run plans at a time: ten seconds of the default client budget (QPS 20), more than a
+ * re-plan takes to come round (evictionLanes.ts), and few enough that planning each against the replacements before
+ * it stays well under the token bucket's two seconds at 1,000 nodes.
+ */
+const MOVES_PER_STEP = 200;
 
 /** A paced lane's place in the closed loop's queue (landingOrder.ts). */
 type LaneTurn = number;
@@ -161,6 +169,11 @@ export class PolicyRun {
       spent: this.reservations.limits.spent(),
       domainCounts: false,
       schedulerProfile: this.deps.schedulerProfile,
+      // Evictions are sent without waiting for each landing (landingOrder.ts): every prediction allows for the
+      // replacements still on their way, those of this plan and those sent before it.
+      pendingLandings: true,
+      inFlight: this.inFlight(),
+      ...(this.pacing || this.projecting ? { maxMoves: MOVES_PER_STEP } : {}),
     });
     return { plan, moves };
   }
@@ -202,6 +215,7 @@ export class PolicyRun {
         clock: this.deps.clock,
         minReplanIntervalMs: this.deps.minReplanIntervalMs,
         halted: () => this.halt.reason !== undefined,
+        ...(this.closedLoop ? { queued: () => this.order.queued + this.sending } : {}),
       });
       if (this.halt.reason !== undefined || this.reservations.limits.cycleFull) {
         stale = true;
@@ -230,6 +244,17 @@ export class PolicyRun {
       limitReached: this.limitReached,
       projected: this.projection !== undefined,
     };
+  }
+
+  /** Evictions waiting for a token of the client budget or for the API server's answer. */
+  private sending = 0;
+
+  /** The replacements this run waits to see land, each with the nodes its move said it may land on. */
+  private readonly expected = new Map<string, InFlightLanding>();
+
+  /** Queued and sent: a queued lane sends before anything the next plan adds, so that plan allows for it too. */
+  private inFlight(): InFlightLanding[] {
+    return [...this.expected.values()];
   }
 
   /** Dry-run evictions of the projection's current step that the API server accepted, by pod uid. */
@@ -262,7 +287,11 @@ export class PolicyRun {
       if (!stepping || list.length === 0) list.push(move);
     }
     for (const [key, list] of byWorkload) {
-      const turn = this.closedLoop ? this.order.enqueue() : undefined;
+      const first = list[0]!;
+      const landings = landingPredicted(first) ? [first.target!, ...first.ties].map((n) => n.name) : [];
+      const turn = this.closedLoop ? this.order.enqueue(first.pod, landings) : undefined;
+      if (turn !== undefined && landings.length > 0)
+        this.expected.set(first.pod.uid, { pod: first.pod, nodes: landings });
       this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
         if (turn !== undefined) this.order.invalidate();
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
@@ -282,6 +311,8 @@ export class PolicyRun {
         // A move that was not made as planned leaves the rest of its plan predicted on a state that did not happen.
         const asPlanned = typeof executed === 'object' && executed.result === 'evicted';
         if (turn !== undefined && !asPlanned && executed !== 'stale') this.order.invalidate();
+        // Its replacement stays expected while its landing is watched (watchLanding forgets it once known).
+        if (!(asPlanned && landingPredicted(move))) this.expected.delete(move.pod.uid);
         if (turn !== undefined) this.order.settle(turn);
       }
       if (executed === undefined || executed === 'stale') return;
@@ -342,11 +373,17 @@ export class PolicyRun {
         if (go === 'stale') this.log.debug({ pod: `${pod.namespace}/${pod.name}` }, 'plan went stale; move re-planned');
         return go === 'stale' ? 'stale' : undefined;
       }
+      // The turn passes on as the request is queued, not when it is answered: the client sends in this order, and a
+      // lane related to this pod waits for its landing, which counts from now (an answer other than 201 ends it).
+      this.order.landingAwaited(turn);
+      this.order.settle(turn);
     }
     const readyBefore = this.deps.cache.readyCount(key);
     const podsBefore = new Set(this.deps.cache.workloadPods(key).map((p) => p.uid));
-    const answer = await this.sender.send(pod);
+    this.sending++;
+    const answer = await this.sender.send(pod).finally(() => this.sending--);
     if (answer !== 'ok') {
+      if (turn !== undefined) this.order.landingKnown(pod);
       this.reservations.giveBack(pod);
       return answer === 'halted' ? undefined : record(answer.result, answer.message, answer.code);
     }
@@ -368,6 +405,7 @@ export class PolicyRun {
       // replacement of this eviction to wait for (the workload's Ready count says nothing about it), and nothing of
       // the workload is out of service because of it. The lane only waits until the cache has seen the pod go, so
       // the next plan does not choose it again.
+      if (turn !== undefined) this.order.landingKnown(pod);
       record('evicted', 'evicted');
       const gone = (): boolean => {
         const now = this.deps.cache.pod(pod.namespace, pod.name);
@@ -396,7 +434,10 @@ export class PolicyRun {
       pdb: budget.entry === undefined ? undefined : { key: budget.key, resourceVersion: budget.entry.resourceVersion },
     };
     record('evicted', 'evicted');
-    if (turn !== undefined && landingPredicted(move)) this.watchLanding(move, paced);
+    if (turn !== undefined) {
+      if (landingPredicted(move)) this.watchLanding(move, paced);
+      else this.order.landingKnown(pod);
+    }
     return { result: 'evicted', paced };
   }
 
@@ -405,7 +446,6 @@ export class PolicyRun {
    * makes the current plan stale.
    */
   private watchLanding(move: Move, paced: EvictionRecord): void {
-    this.order.landingAwaited();
     const timeoutMs = this.opts.policy.spec.eviction.replacementTimeoutMs;
     const done = watchLanding(this.deps.cache, paced, move, timeoutMs, this.halt.signal)
       .then((landing: Landing | undefined) => {
@@ -415,7 +455,9 @@ export class PolicyRun {
           events: this.deps.events,
           log: this.log,
         });
-        if (landing.outcome !== 'target') this.order.invalidate();
+        // A tie taken the other way leaves the predictions of unrelated pods standing: they allowed for it.
+        if (landing.outcome === 'tied') this.order.invalidateRelated(move.pod);
+        else if (landing.outcome !== 'target') this.order.invalidate();
         this.opts.onLanding?.(landing);
       })
       .catch((err: unknown) => {
@@ -423,7 +465,8 @@ export class PolicyRun {
         this.order.invalidate();
       })
       .finally(() => {
-        this.order.landingKnown();
+        this.expected.delete(move.pod.uid);
+        this.order.landingKnown(move.pod);
         this.landings.delete(done);
       });
     this.landings.add(done);

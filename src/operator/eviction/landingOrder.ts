@@ -1,38 +1,84 @@
 // The closed loop's order within one paced run (DESIGN.md, "The operator checks its own predictions").
 //
 // A plan is a sequence: the planner placed each replacement where the scheduler would put it and planned the next
-// move on that state. Sent all at once, the later moves are predicted on landings nobody has seen yet, and when the
-// scheduler breaks a tie the other way every later prediction may be wrong (the cascade of issue 29). So the lanes of
-// a run queue up in the order their plans made them (a ticket each), and a lane may send its eviction only when
-//   - every lane queued before it has had its turn (sent, or given up), and
-//   - the replacement of every eviction sent so far has landed (or its wait ended),
-// and only while its prediction still stands. It stops standing when a replacement lands anywhere but the plan's
-// target (a tied node included: the later moves assumed the target) or when a lane gives up its move (the pod gone,
-// a budget, a limit: the plan assumed it moved): every lane queued so far then drops its move without holding its
-// workload, and the run plans those again from what the caches show. A new plan by itself invalidates nothing: its
-// lanes queue behind the ones still waiting.
+// move on that state. Where the scheduler breaks a tie the other way, a later move whose prediction assumed the
+// earlier replacement on its target may be wrong (the cascade of issue 29). Two cases:
+//   - the later pod is *related* to the earlier one (its spread counts it, the same workload, inter-pod terms, host
+//     ports, volumes: scheduling/pending.ts): its prediction assumed the target, so it waits until the earlier
+//     replacement has landed, and is planned again unless it landed on its target;
+//   - it is unrelated: the earlier replacement only changes the resources of the node it lands on, and the operator's
+//     plans predict every later move with it pending on any of its possible landings (PlanOptions.pendingLandings),
+//     so the later eviction is sent without waiting; only a replacement landing *outside* its possible landings (or
+//     not at all) makes its prediction, and so every later one, stale.
+// The plan allowed each move for the replacements planned *before* it; but replacements are created by their
+// controllers and queued by the scheduler in no guaranteed order, so one sent later may be scheduled first. Landing
+// first, it takes one node, and one only; so an earlier replacement still on its way keeps a node of its possible
+// landings as long as fewer later ones that may land there are on their way than it has possible landings. A lane
+// whose replacement could be the one too many waits until the earlier one has landed.
+// So the lanes of a run queue up in the order their plans made them (a ticket each), and a lane may send its eviction
+// only when every lane queued before it has had its turn (sent, or given up), no replacement related to its pod is
+// still on its way, no earlier one would be left without a possible landing, and its prediction still stands. A lane that gives up its move (the pod gone, a budget, a limit:
+// the plan assumed it moved) makes every queued prediction stale, as does a landing elsewhere; the lanes that have
+// not sent drop their moves without holding their workloads, and the run plans those again from the caches.
+import type { PodInfo } from '../../model/types.js';
+import { relatedLandings } from '../../scheduling/pending.js';
+
 export type Turn = 'go' | 'stale' | 'halted';
+
+/** A replacement on its way: its evicted pod, its possible landings, and how many sent after it may land there too. */
+interface OnItsWay {
+  readonly pod: PodInfo;
+  readonly landings: ReadonlySet<string>;
+  crowdedBy: number;
+}
+
+/** What a lane is to send: the pod, and the nodes its replacement may land on (empty: no landing predicted). */
+interface Queued {
+  readonly pod: PodInfo;
+  readonly landings: ReadonlySet<string>;
+}
+
+function overlaps(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const n of small) if (large.has(n)) return true;
+  return false;
+}
 
 export class LandingOrder {
   private nextTicket = 0;
-  /** Tickets below this were issued before the last invalidation. */
-  private staleBelow = 0;
-  /** Tickets not yet settled, in issue order. */
-  private readonly open = new Set<number>();
-  /** Evictions sent whose replacement has not landed yet (or whose wait has not ended). */
-  private pending = 0;
-  private readonly waiters = new Set<() => void>();
+  /** Tickets not yet settled, in issue order, with what each lane is to evict. */
+  private readonly open = new Map<number, Queued>();
+  /** Open tickets whose prediction no longer stands. */
+  private readonly stale = new Set<number>();
+  /** Evicted pods whose replacement has not landed yet (or whose wait has not ended), by uid, in the order sent. */
+  private readonly pending = new Map<string, OnItsWay>();
+  /** The lanes waiting for their turn, by ticket: only the head and the stale ones are woken (thousands may wait). */
+  private readonly waiters = new Map<number, () => void>();
 
-  /** A place in the queue for a lane about to start. */
-  enqueue(): number {
+  /** Lanes that have not had their turn yet (their prediction standing). */
+  get queued(): number {
+    return this.open.size - this.stale.size;
+  }
+
+  /** A place in the queue for a lane about to evict `pod`, whose replacement may land on `landings`. */
+  enqueue(pod: PodInfo, landings: readonly string[] = []): number {
     const ticket = this.nextTicket++;
-    this.open.add(ticket);
+    this.open.set(ticket, { pod, landings: new Set(landings) });
     return ticket;
   }
 
   /** The predictions of every lane queued so far no longer stand: those that have not sent drop their moves. */
   invalidate(): void {
-    this.staleBelow = this.nextTicket;
+    for (const ticket of this.open.keys()) this.stale.add(ticket);
+    this.wake();
+  }
+
+  /**
+   * `landed`'s replacement took a node its plan did not put it on, among its possible landings: the predictions that
+   * assumed its target (those of related pods) no longer stand.
+   */
+  invalidateRelated(landed: PodInfo): void {
+    for (const [ticket, q] of this.open) if (relatedLandings(q.pod, landed)) this.stale.add(ticket);
     this.wake();
   }
 
@@ -40,15 +86,15 @@ export class LandingOrder {
   async waitTurn(ticket: number, signal: AbortSignal): Promise<Turn> {
     for (;;) {
       if (signal.aborted) return 'halted';
-      if (ticket < this.staleBelow) return 'stale';
-      if (this.pending === 0 && this.head() === ticket) return 'go';
+      if (this.stale.has(ticket)) return 'stale';
+      if (this.head() === ticket && !this.waitsForLanding(this.open.get(ticket)!)) return 'go';
       await new Promise<void>((resolve) => {
         const wake = (): void => {
-          this.waiters.delete(wake);
+          this.waiters.delete(ticket);
           signal.removeEventListener('abort', wake);
           resolve();
         };
-        this.waiters.add(wake);
+        this.waiters.set(ticket, wake);
         signal.addEventListener('abort', wake, { once: true });
       });
     }
@@ -57,26 +103,48 @@ export class LandingOrder {
   /** The lane of `ticket` had its turn (sent its eviction or gave up): the next one may go. */
   settle(ticket: number): void {
     this.open.delete(ticket);
+    this.stale.delete(ticket);
     this.wake();
   }
 
-  /** An eviction was sent: no lane sends until its replacement's landing is known. */
-  landingAwaited(): void {
-    this.pending++;
+  /**
+   * The lane of `ticket` sends its eviction: its replacement is on its way until landingKnown(). The ones sent before
+   * it that it may crowd count it.
+   */
+  landingAwaited(ticket: number): void {
+    const q = this.open.get(ticket);
+    if (q === undefined) return;
+    for (const earlier of this.pending.values()) if (overlaps(earlier.landings, q.landings)) earlier.crowdedBy++;
+    this.pending.set(q.pod.uid, { pod: q.pod, landings: q.landings, crowdedBy: 0 });
   }
 
-  landingKnown(): void {
-    this.pending--;
+  landingKnown(pod: PodInfo): void {
+    this.pending.delete(pod.uid);
     this.wake();
+  }
+
+  /**
+   * Whether the lane must wait for a landing: a replacement related to its pod is on its way, or one on its way would
+   * be left without a possible landing if this one landed first on a node it may take.
+   */
+  private waitsForLanding(q: Queued): boolean {
+    for (const p of this.pending.values()) {
+      if (relatedLandings(p.pod, q.pod)) return true;
+      if (p.crowdedBy + 1 >= p.landings.size && overlaps(p.landings, q.landings)) return true;
+    }
+    return false;
   }
 
   /** The first open ticket whose prediction stands. */
   private head(): number | undefined {
-    for (const ticket of this.open) if (ticket >= this.staleBelow) return ticket;
+    for (const ticket of this.open.keys()) if (!this.stale.has(ticket)) return ticket;
     return undefined;
   }
 
   private wake(): void {
-    for (const wake of [...this.waiters]) wake();
+    const head = this.head();
+    const woken: Array<() => void> = [];
+    for (const [ticket, wake] of this.waiters) if (ticket === head || this.stale.has(ticket)) woken.push(wake);
+    for (const wake of woken) wake();
   }
 }

@@ -7,6 +7,7 @@ import type { ClusterState } from '../clusterState.js';
 import type { SchedulerProfile } from '../profile.js';
 import type { EvictedView, FilterPlugin, NodeFilter, PlacementInput, ScorePlugin } from './interface.js';
 import { windowWinners, type WeightedScorer } from './windows.js';
+import type { ScoreBounds } from '../pending.js';
 
 /** One plugin's contribution, for explaining a choice (the scheduler's "Plugin scored node" lines at -v=10). */
 export type PluginScores = Readonly<Record<string, number>>;
@@ -36,11 +37,12 @@ export class Framework {
     });
   }
 
-  /** PreFilter of every filter plugin; `only` restricts them to the named ones. */
-  preFilter(input: PlacementInput, only?: string): PodFilters {
+  /** PreFilter of every filter plugin; `only` restricts them to the named one, `except` leaves the named one out. */
+  preFilter(input: PlacementInput, only?: string, except?: string): PodFilters {
     const out: NodeFilter[] = [];
     for (const p of this.filters) {
       if (only !== undefined && p.name !== only) continue;
+      if (except !== undefined && p.name === except) continue;
       const filter = p.preFilter(input);
       if (filter !== undefined) out.push(filter);
     }
@@ -89,13 +91,20 @@ export class Framework {
    * Sampling: which of the `feasible` nodes (in the walk's order) have the top total in some window of `k`
    * consecutive ones (framework/windows.ts); a flag per position.
    */
-  windowWinners(state: ClusterState, pod: PodInfo, evicted: EvictedView, feasible: Int32Array, k: number): Uint8Array {
+  windowWinners(
+    state: ClusterState,
+    pod: PodInfo,
+    evicted: EvictedView,
+    feasible: Int32Array,
+    k: number,
+    bounds?: ScoreBounds,
+  ): Uint8Array {
     const input = { state, profile: this.profile, pod, evicted };
     const scorers: WeightedScorer[] = [];
     for (const { plugin: p, weight } of this.weighted) {
       const scorer = p.preScore(input);
       if (scorer !== undefined) scorers.push({ name: p.name, weight, scorer });
     }
-    return windowWinners(feasible, k, scorers);
+    return windowWinners(feasible, k, scorers, bounds);
   }
 }

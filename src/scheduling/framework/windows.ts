@@ -12,6 +12,7 @@
 // O(feasible × k) per placement.
 import { MAX_NODE_SCORE } from './normalize.js';
 import type { NodeScorer, WindowedScore } from './interface.js';
+import type { ScoreBounds } from '../pending.js';
 
 export interface WeightedScorer {
   readonly name: string;
@@ -72,7 +73,12 @@ interface WindowedPart {
  * The nodes of `feasible` (node indices, in the walk's order) that have the top total in at least one window of `k`
  * consecutive ones; `k` < feasible.length. Returns a flag per position of `feasible`.
  */
-export function windowWinners(feasible: Int32Array, k: number, scorers: readonly WeightedScorer[]): Uint8Array {
+export function windowWinners(
+  feasible: Int32Array,
+  k: number,
+  scorers: readonly WeightedScorer[],
+  bounds?: ScoreBounds,
+): Uint8Array {
   const n = feasible.length;
   // The window-independent part of every node's total: plugins whose score is the node's own.
   const fixed = new Float64Array(n);
@@ -125,13 +131,19 @@ export function windowWinners(feasible: Int32Array, k: number, scorers: readonly
       const max = part.maxs[p]![first]!;
       for (let j = 0; j < n; j++) totals[j]! += scaled(part.scaling, raw[j]!, min, max) * part.weight;
     }
-    const tops = slidingExtremes(totals, k, true);
+    // With replacements pending (pending.ts), a window's best node is the one whose lowest total is highest, and a
+    // node wins in it when its highest total reaches that.
+    const lows = bounds === undefined ? totals : totals.map((t, j) => t + bounds.lo[j]!);
+    const tops = slidingExtremes(lows, k, true);
     // The group's windows keep their maximum, the others +∞; node i lies in the windows starting at i-k+1 … i.
     windowTop.fill(Infinity);
     for (const start of starts) windowTop[start] = tops[start]!;
     // Windows containing node i start in the cyclic run [i-k+1, i], itself a run of k window starts.
     const lowest = slidingExtremes(windowTop, k, false);
-    for (let i = 0; i < n; i++) if (totals[i] === lowest[(i - k + 1 + n) % n]) winners[i] = 1;
+    for (let i = 0; i < n; i++) {
+      const high = bounds === undefined ? totals[i]! : totals[i]! + bounds.hi[i]!;
+      if (high >= lowest[(i - k + 1 + n) % n]!) winners[i] = 1;
+    }
   }
   return winners;
 }

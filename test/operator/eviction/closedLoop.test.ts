@@ -1,7 +1,10 @@
-// The closed loop (DESIGN.md, "The operator checks its own predictions"): each eviction of a paced run waits until
-// the replacements before it have landed, a replacement that lands anywhere but its target makes the rest of the plan
-// stale, and the next move is planned from what the cache then shows. Every landing is counted against its
-// prediction. The cluster is a fake: a cache fed by the test's "scheduler", a manual clock that never moves.
+// The closed loop (DESIGN.md, "The operator checks its own predictions"). A paced run sends its evictions in the
+// order its plans made them. An eviction whose pod is related to an earlier one (a spread selector counting it, here)
+// waits until that replacement has landed, and is planned again from what the cache then shows unless it landed on
+// its target. An unrelated one does not wait: its prediction already allows for the earlier replacement on any of its
+// possible landings (scheduling/pending.ts), and only a landing outside them makes it stale. Every landing is counted
+// against its prediction. The cluster is a fake: a cache fed by the test's "scheduler", a manual clock that never
+// moves.
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/metrics/metrics.js';
@@ -29,58 +32,75 @@ class FakeEvents implements EventRecorder {
 }
 
 const app = (name: string) => ({ topologyKey: ZONE, maxSkew: 1, labelSelector: { matchLabels: { app: name } } });
-const pod = (workload: string, name: string, node: string) =>
-  makePod(name, 'shop')
+/** api's soft hostname spread over every `tier: shop` pod: api's scheduling counts web's pods, so the two are related. */
+const shopSpread = {
+  topologyKey: 'kubernetes.io/hostname',
+  maxSkew: 1,
+  whenUnsatisfiable: 'ScheduleAnyway' as const,
+  labelSelector: { matchLabels: { tier: 'shop' } },
+};
+const pod = (workload: string, name: string, node: string, related = false) => {
+  const p = makePod(name, 'shop')
     .deployment(workload)
-    .labels({ app: workload })
+    .labels({ app: workload, tier: 'shop' })
     .node(node)
     .requests({ cpu: '1', memory: '1Gi' })
     .spread(app(workload));
+  return related && workload === 'api' ? p.spread(shopSpread) : p;
+};
 
 /**
  * Zone a: one large node holding web ×3 and api ×2. Zone b: two one-cpu nodes, identical, so the scheduler ties
  * between them for the first replacement, and the second replacement fits only on the one the first left free.
  */
-function cluster(clock: ManualClock): ClusterCache {
+function cluster(clock: ManualClock, related = false): ClusterCache {
   const small = (name: string) => makeNode(name).zone('zone-b').allocatable({ cpu: '1', memory: '4Gi', pods: '110' });
   return newCache(clock, [
     makeNode('n-a').zone('zone-a'),
     small('n-b1'),
     small('n-b2'),
-    ...['1', '2', '3'].map((i) => pod('web', `web-${i}`, 'n-a')),
-    ...['1', '2'].map((i) => pod('api', `api-${i}`, 'n-a')),
+    ...['1', '2', '3'].map((i) => pod('web', `web-${i}`, 'n-a', related)),
+    ...['1', '2'].map((i) => pod('api', `api-${i}`, 'n-a', related)),
   ]);
 }
 
 /**
- * The cluster's side of an eviction: the pod goes and its controller's replacement is bound at once, Ready, to the
- * zone-b node `choose` picks among those with a free cpu.
+ * The cluster's side of an eviction: the pod goes and its controller's replacement is bound, Ready, to the zone-b
+ * node `choose` picks among those with a free cpu — at once, or (`bindAfter`) only once that many evictions have
+ * come, as a busy scheduler binds after the operator has sent more.
  */
 class FakeScheduler implements Evictor {
   readonly timeline: string[] = [];
+  private readonly unbound: string[] = [];
   constructor(
     private readonly cache: ClusterCache,
     private readonly choose: (free: string[]) => string,
+    private readonly related = false,
+    private readonly bindAfter = 1,
   ) {}
   evict(target: EvictionTarget): Promise<void> {
     const evicted = this.cache.pod(target.namespace, target.name)!;
     deletePod(this.cache, target.namespace, target.name);
-    const used = new Set(this.cache.snapshot().pods.map((p) => p.nodeName));
-    const free = ['n-b1', 'n-b2'].filter((n) => !used.has(n));
-    const node = this.choose(free);
-    const workload = evicted.workload.name;
-    this.timeline.push(`evict ${target.name}`, `bind ${workload}-new → ${node}`);
-    apply(this.cache, [pod(workload, `${workload}-new`, node)]);
+    this.timeline.push(`evict ${target.name}`);
+    this.unbound.push(evicted.workload.name);
+    if (this.unbound.length >= this.bindAfter) {
+      for (const workload of this.unbound.splice(0)) {
+        const used = new Set(this.cache.snapshot().pods.map((p) => p.nodeName));
+        const node = this.choose(['n-b1', 'n-b2'].filter((n) => !used.has(n)));
+        this.timeline.push(`bind ${workload}-new → ${node}`);
+        apply(this.cache, [pod(workload, `${workload}-new`, node, this.related)]);
+      }
+    }
     return Promise.resolve();
   }
 }
 
-function setup(choose: (free: string[]) => string) {
+function setup(choose: (free: string[]) => string, opts: { related?: boolean; bindAfter?: number } = {}) {
   const clock = new ManualClock();
-  const cache = cluster(clock);
+  const cache = cluster(clock, opts.related);
   const registry = new Registry();
   const events = new FakeEvents();
-  const scheduler = new FakeScheduler(cache, choose);
+  const scheduler = new FakeScheduler(cache, choose, opts.related, opts.bindAfter);
   const { logger, lines } = captureLogger();
   const policy = parsePolicy(
     makePolicy('p', {
@@ -126,9 +146,9 @@ const summary = (moves: RunPlan['moves']) =>
   moves.map((m) => `${m.pod.name} → ${m.target?.name ?? '-'} [${m.ties.map((t) => t.name).join(',')}]`);
 
 describe('the closed loop', () => {
-  it('the first plan chains two moves through a tie: web to n-b1 (tied with n-b2), then api to n-b2', () => {
-    // The premise of the next cases: api's target is right only if web's replacement takes the target.
-    const { firstPlans, run } = setup((free) => free[0]!);
+  it('related pods: the first plan chains two moves through a tie: web to n-b1 (tied with n-b2), then api to n-b2', () => {
+    // The premise of the next cases: api's spread counts web's pods, so its prediction assumes web's target.
+    const { firstPlans, run } = setup((free) => free[0]!, { related: true });
     return run().then(() => {
       expect(summary(firstPlans[0]!.moves)).toEqual([
         expect.stringMatching(/^web-\d → n-b1 \[n-b2\]$/),
@@ -137,9 +157,9 @@ describe('the closed loop', () => {
     });
   });
 
-  it('a tie goes the other way: api is planned again from the new state before its eviction, and lands on target', async () => {
+  it('related pods, a tie goes the other way: api waits for the landing and is planned again from the new state', async () => {
     // The scheduler breaks web's tie towards n-b2; api then fits only on n-b1.
-    const { run, registry, scheduler, landings, lines } = setup((free) => free[free.length - 1]!);
+    const { run, registry, scheduler, landings, lines } = setup((free) => free[free.length - 1]!, { related: true });
     const result = await run();
     expect(result.counts.evicted).toBe(2);
     expect(scheduler.timeline).toEqual([
@@ -159,8 +179,8 @@ describe('the closed loop', () => {
     expect(await landingMetric(registry)).toEqual({ target: 1, tied: 1, elsewhere: 0, unscheduled: 0 });
   });
 
-  it('when every landing is the target, the plan is followed as made, one landing after another', async () => {
-    const { run, registry, scheduler, landings } = setup((free) => free[0]!);
+  it('related pods: when every landing is the target, the plan is followed as made, one landing after another', async () => {
+    const { run, registry, scheduler, landings } = setup((free) => free[0]!, { related: true });
     await run();
     expect(scheduler.timeline.filter((t) => t.startsWith('bind'))).toEqual([
       'bind web-new → n-b1',
@@ -169,6 +189,34 @@ describe('the closed loop', () => {
     expect(landings.map((l) => l.outcome)).toEqual(['target', 'target']);
     expect(await landingMetric(registry)).toEqual({ target: 2, tied: 0, elsewhere: 0, unscheduled: 0 });
   });
+
+  it("unrelated pods: api's prediction allows for web on either of its landings (api fits where web does not go)", async () => {
+    const { firstPlans, run } = setup((free) => free[0]!);
+    await run();
+    expect(summary(firstPlans[0]!.moves)).toEqual([
+      expect.stringMatching(/^web-\d → n-b1 \[n-b2\]$/),
+      expect.stringMatching(/^api-\d → n-b1 \[n-b2\]$/),
+    ]);
+  });
+
+  for (const [way, choose] of [
+    ['towards the target', (free: string[]) => free[0]!],
+    ['the other way', (free: string[]) => free[free.length - 1]!],
+  ] as const) {
+    it(`unrelated pods, web's tie goes ${way}: api is sent before web's replacement binds, and lands where predicted`, async () => {
+      // The scheduler binds only once both evictions have come: a run that waited for web's landing would never send api.
+      const { run, registry, scheduler, landings, lines } = setup(choose, { bindAfter: 2 });
+      const result = await run();
+      expect(result.counts.evicted).toBe(2);
+      expect(scheduler.timeline.slice(0, 2)).toEqual([
+        expect.stringMatching(/^evict web-\d$/),
+        expect.stringMatching(/^evict api-\d$/),
+      ]);
+      expect(landings.map((l) => l.outcome).every((o) => o === 'target' || o === 'tied')).toBe(true);
+      expect(await landingMetric(registry)).toMatchObject({ elsewhere: 0, unscheduled: 0 });
+      expect(lines.filter((l) => l['msg'] === 'plan went stale; move re-planned')).toEqual([]);
+    });
+  }
 
   it('a replacement that lands off the target and its ties is counted elsewhere, with a Warning Event on it', async () => {
     // A scheduler that does not follow the model: web's replacement goes to zone a, on the node it came from.

@@ -46,7 +46,7 @@ const DEFAULTED_OWNERS = new Set(['ReplicaSet', 'ReplicationController', 'Statef
 /** Derived selectors by label set (replicas share their interned labels). */
 const derived = new WeakMap<Labels, Selector | null>();
 
-function controllerSelector(pod: PodInfo): Selector | undefined {
+export function controllerSelector(pod: PodInfo): Selector | undefined {
   if (pod.owner === undefined || !DEFAULTED_OWNERS.has(pod.owner.kind)) return undefined;
   let known = derived.get(pod.labels);
   if (known === undefined) {
