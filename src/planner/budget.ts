@@ -142,7 +142,7 @@ export class EvictionLimits {
     const l = this.limits;
     if (this.total >= l.maxPerCycle) return `limit maxPerCycle (${l.maxPerCycle}) reached`;
     if (this.stepFull) {
-      return `planned in a later step of this run (a paced run plans ${this.stepCap} evictions at a time, the next as these land)`;
+      return `planned in a later step of this run (a paced run plans ${this.stepCap} evictions at a time, the next as they land)`;
     }
     const node = pod.nodeName ?? '';
     if ((this.perNode.get(node) ?? 0) >= l.maxPerNode)
@@ -161,7 +161,8 @@ export class EvictionLimits {
     return this.total >= this.limits.maxPerCycle || this.stepFull;
   }
 
-  private get stepFull(): boolean {
+  /** This plan holds its step's share (PlanOptions.maxMoves): what is left is planned in a later step of the run. */
+  get stepFull(): boolean {
     return this.stepCap !== undefined && this.total - this.startTotal >= this.stepCap;
   }
 

@@ -64,7 +64,8 @@ function housekeep(
     if (p.limits.cycleFull) {
       // One line for what is left, not one per pod: a cluster can have thousands of Failed pods.
       const left = candidates.length - i;
-      p.skip(pod, s.name, `${p.limits.exceeded(pod) ?? 'limit reached'}; ${left} pod(s) left for the next cycles`);
+      const later = p.limits.stepFull ? 'later steps' : 'the next cycles';
+      p.skip(pod, s.name, `${p.limits.exceeded(pod) ?? 'limit reached'}; ${left} pod(s) left for ${later}`);
       return;
     }
     const refusal = gate(p, pod, gates);

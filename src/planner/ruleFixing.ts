@@ -75,7 +75,7 @@ export class RuleFixer {
         this.tx.skip(
           v.pod,
           v.strategy,
-          `${this.tx.limits.exceeded(v.pod) ?? 'limit reached'}; left for the next cycle`,
+          `${this.tx.limits.exceeded(v.pod) ?? 'limit reached'}; left for ${this.tx.limits.stepFull ? 'a later step' : 'the next cycle'}`,
         );
         continue;
       }

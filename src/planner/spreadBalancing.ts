@@ -163,7 +163,8 @@ export class SpreadBalancer implements SearchContext {
   private deferred(g: GroupState, s: SkewStrategy): void {
     const first = g.group.members.find((p) => this.tx.state.isLive(p));
     const limit = first && this.tx.limits.exceeded(first);
-    if (first && limit) this.tx.skip(first, s.name, `${limit}; the group's skew is left for the next cycle`);
+    const later = this.tx.limits.stepFull ? 'a later step' : 'the next cycle';
+    if (first && limit) this.tx.skip(first, s.name, `${limit}; the group's skew is left for ${later}`);
   }
 
   /** The best next move of the group; `strict`: only a move that lowers the skew itself. */

@@ -7,8 +7,8 @@
 // landings, which one the scheduler's tie-break decides.
 //
 // Two replacements are *related* when where one lands changes more about the other than the resources its node
-// has left: one counts the other for a spread constraint (the same workload, or a selector matching it), or either
-// has inter-pod (anti-)affinity terms, host ports or volumes with node-level limits. A related replacement is
+// has left: one counts the other for a spread constraint (the same workload, or a selector matching it), an inter-pod
+// (anti-)affinity term of one may select the other, or either has host ports or volumes with node-level limits. A related replacement is
 // assumed where the plan put it, and the run waits for it to land before it sends the other (landingOrder.ts).
 //
 // An unrelated one changes only the resource scores and the resource fit of the node it lands on. So for the pod
@@ -20,7 +20,7 @@
 // at all, the node set the scheduler scores is uncertain, and every node that may be feasible is a possible landing.
 import { matchesSelector } from '../model/labels.js';
 import { minorOf } from '../model/kubeVersion.js';
-import type { PodInfo } from '../model/types.js';
+import type { PodAffinityTerm, PodInfo } from '../model/types.js';
 import type { ClusterState, Placed } from './clusterState.js';
 import { MAX_NODE_SCORE } from './framework/normalize.js';
 import { controllerSelector } from './plugins/podTopologySpread/score.js';
@@ -44,6 +44,15 @@ function sameWorkload(a: PodInfo, b: PodInfo): boolean {
   return a.owner.kind === b.owner.kind && a.owner.name === b.owner.name;
 }
 
+function termsOf(p: PodInfo): PodAffinityTerm[] {
+  return [
+    ...p.podAffinity,
+    ...p.podAntiAffinity,
+    ...(p.preferredPodAffinity ?? []).map((w) => w.term),
+    ...(p.preferredPodAntiAffinity ?? []).map((w) => w.term),
+  ];
+}
+
 function hasTerms(p: PodInfo): boolean {
   return (
     p.podAffinity.length > 0 ||
@@ -51,6 +60,26 @@ function hasTerms(p: PodInfo): boolean {
     (p.preferredPodAffinity?.length ?? 0) > 0 ||
     (p.preferredPodAntiAffinity?.length ?? 0) > 0
   );
+}
+
+/** A term that may select pods outside its owner's namespace (listed namespaces, a namespace selector). */
+function reachesOtherNamespaces(p: PodInfo): boolean {
+  return termsOf(p).some((t) => t.namespaces.length > 0 || t.namespaceSelector !== undefined);
+}
+
+/**
+ * Whether one of `owner`'s inter-pod terms may select `other` (its filter or score then reads where `other` is). A
+ * namespace selector is taken to match any namespace: the namespaces' labels are not at hand here.
+ */
+function termsReach(owner: PodInfo, other: PodInfo): boolean {
+  for (const t of termsOf(owner)) {
+    const own = t.namespaces.length === 0 && t.namespaceSelector === undefined;
+    const ns = own
+      ? other.namespace === owner.namespace
+      : t.namespaceSelector !== undefined || t.namespaces.includes(other.namespace);
+    if (ns && matchesSelector(t.selector, other.labels)) return true;
+  }
+  return false;
 }
 
 /** Node-level state beyond cpu, memory and the pod count that the pod holds: host ports, volumes. */
@@ -80,7 +109,8 @@ function spreadCounts(counter: PodInfo, other: PodInfo): boolean {
  */
 export function relatedLandings(a: PodInfo, b: PodInfo): boolean {
   if (sameWorkload(a, b)) return true;
-  if (hasTerms(a) || hasTerms(b) || holdsMore(a) || holdsMore(b)) return true;
+  if (holdsMore(a) || holdsMore(b)) return true;
+  if ((hasTerms(a) && termsReach(a, b)) || (hasTerms(b) && termsReach(b, a))) return true;
   return spreadCounts(a, b) || spreadCounts(b, a);
 }
 
@@ -141,8 +171,10 @@ export class PendingSet {
   private spanned = 0;
   /** The same replacements by namespace: the only ones a pod's spread can count or that share its workload. */
   private readonly byNamespace = new Map<string, PendingLanding[]>();
-  /** The pending replacements related to every pod (terms, host ports, volumes): never in the spans. */
+  /** The pending replacements related to every pod (host ports, volumes): never in the spans. */
   private readonly opaque: PendingLanding[] = [];
+  /** Those whose inter-pod terms may select pods of other namespaces: checked against every pod. */
+  private readonly farReaching: PendingLanding[] = [];
 
   /** Bumped per node whenever the spans there change (a per-node memo of score bounds is valid for one stamp). */
   readonly stamps: Uint32Array;
@@ -183,10 +215,14 @@ export class PendingSet {
   }
 
   private apply(p: PendingLanding, sign: 1 | -1): void {
-    if (hasTerms(p.pod) || holdsMore(p.pod)) {
+    if (holdsMore(p.pod)) {
       if (sign > 0) this.opaque.push(p);
       else this.opaque.splice(this.opaque.lastIndexOf(p), 1);
       return;
+    }
+    if (reachesOtherNamespaces(p.pod)) {
+      if (sign > 0) this.farReaching.push(p);
+      else this.farReaching.splice(this.farReaching.lastIndexOf(p), 1);
     }
     let ns = this.byNamespace.get(p.pod.namespace);
     if (ns === undefined) this.byNamespace.set(p.pod.namespace, (ns = []));
@@ -207,8 +243,16 @@ export class PendingSet {
     const inFlight = (p: PendingLanding): boolean => p.at === undefined;
     const opaque = this.opaque.find(inFlight);
     if (opaque !== undefined) return opaque;
-    if (hasTerms(pod) || holdsMore(pod)) return this.list.find(inFlight);
-    return this.byNamespace.get(pod.namespace)?.find((p) => inFlight(p) && relatedLandings(p.pod, pod));
+    if (holdsMore(pod)) return this.list.find(inFlight);
+    return this.candidates(pod).find((p) => inFlight(p) && relatedLandings(p.pod, pod));
+  }
+
+  /** The spanned replacements that can be related to `pod`: its namespace's, and those whose terms reach further. */
+  private candidates(pod: PodInfo): PendingLanding[] {
+    if (reachesOtherNamespaces(pod)) return this.list.filter((p) => !holdsMore(p.pod));
+    const own = this.byNamespace.get(pod.namespace) ?? [];
+    const far = this.farReaching.filter((p) => p.pod.namespace !== pod.namespace);
+    return far.length === 0 ? own : [...own, ...far];
   }
 
   /**
@@ -216,8 +260,8 @@ export class PendingSet {
    * terms, host ports or volumes is related to every one.
    */
   spansFor(pod: PodInfo): Spans | undefined {
-    if (this.spans.size === 0 || hasTerms(pod) || holdsMore(pod)) return undefined;
-    const related = (this.byNamespace.get(pod.namespace) ?? []).filter((p) => relatedLandings(p.pod, pod));
+    if (this.spans.size === 0 || holdsMore(pod)) return undefined;
+    const related = this.candidates(pod).filter((p) => relatedLandings(p.pod, pod));
     if (related.length === 0) return { byNode: this.spans, replacements: this.spanned };
     if (related.length === this.spanned) return undefined;
     // A few related ones (the pod's own workload, a shared selector): taken off copies of the spans they touch.
@@ -390,7 +434,7 @@ export function scoreBounds(
   const set = state.pending;
   const kind = podKind(pod, pod.schedulerName ?? '');
   let memo = set.memo.get(kind);
-  if (memo === undefined) set.memo.set(kind, (memo = new Map()));
+  if (memo === undefined) set.memo.set(kind, (memo = new Map<number, NodeBound>()));
   const n = feasible.length;
   let bounds: ScoreBounds | undefined;
   let uncertainFit = false;

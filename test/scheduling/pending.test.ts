@@ -120,7 +120,7 @@ describe('a prediction allows for the replacements on their way', () => {
     );
   });
 
-  it('relatedness: the same workload, a spread selector counting the other, inter-pod terms; not different apps', () => {
+  it('relatedness: the same workload, a spread selector or an inter-pod term selecting the other; not different apps', () => {
     const s = buildSnapshot([
       pod('w1', 'web'),
       pod('w2', 'web'),
@@ -132,6 +132,10 @@ describe('a prediction allows for the replacements on their way', () => {
       }),
       pod('t1', 'tools').podAntiAffinity({
         topologyKey: 'kubernetes.io/hostname',
+        labelSelector: { matchLabels: { app: 'api' } },
+      }),
+      pod('t2', 'tools2').podAntiAffinity({
+        topologyKey: 'kubernetes.io/hostname',
         labelSelector: { matchLabels: { app: 'nothing' } },
       }),
     ]);
@@ -141,6 +145,9 @@ describe('a prediction allows for the replacements on their way', () => {
     expect(relatedLandings(p('s1'), p('w1'))).toBe(true);
     expect(relatedLandings(p('w1'), p('s1'))).toBe(true);
     expect(relatedLandings(p('t1'), p('a1'))).toBe(true);
+    expect(relatedLandings(p('a1'), p('t1'))).toBe(true);
+    expect(relatedLandings(p('t2'), p('a1'))).toBe(false); // its term selects no such pod
+    expect(relatedLandings(p('t1'), p('w1'))).toBe(false);
   });
 });
 
