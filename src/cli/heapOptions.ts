@@ -13,6 +13,7 @@
 // family is left alone. `plan` and `simulate` of a live cluster take them too; on a saved file (--snapshot), and the
 // other commands, keep V8's defaults, which favour speed.
 import { setFlagsFromString } from 'node:v8';
+import { noteAppliedFlags } from '../v8Flags.js';
 
 interface OperatorFlag {
   /** The option set when none of its family was given. */
@@ -57,5 +58,6 @@ export function applyOperatorV8Flags(
   const nodeOptions = [...execArgv, ...(env['NODE_OPTIONS'] ?? '').split(/\s+/).filter((w) => w !== '')];
   const flags = operatorV8Flags(args, nodeOptions);
   for (const flag of flags) setFlagsFromString(flag);
+  noteAppliedFlags(flags);
   return flags;
 }

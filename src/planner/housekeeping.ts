@@ -17,7 +17,7 @@ import type { HousekeepingStrategy } from '../strategies/types.js';
 import { workloadKey, type DisruptionBudgets, type EvictionLimits } from './budget.js';
 import { protectionReason, type EvictabilityContext } from './evictability.js';
 import type { Move } from './move.js';
-import { pendingOf } from './transaction.js';
+import { pendingOf } from './pendingMoves.js';
 
 /** What the planner lends the housekeeping phase: the same state, gates and list of moves. */
 export interface HousekeepingPlanner {

@@ -18,7 +18,7 @@ import type { PolicySpec } from '../policy/types.js';
 import { ClusterState, type GroupState, type Placed } from '../scheduling/clusterState.js';
 import { deletedAtOnce } from '../scheduling/deletion.js';
 import { placeReplacement, placementCheck } from '../scheduling/placement.js';
-import type { PendingLanding } from '../scheduling/pending.js';
+import { pendingOf } from './pendingMoves.js';
 import { DEFAULT_PROFILE, type SchedulerSetting } from '../scheduling/profile.js';
 import { configOf, STRATEGIES, type StrategyRegistry } from '../strategies/registry.js';
 import type { MoveContext, SkewStrategy } from '../strategies/types.js';
@@ -104,13 +104,6 @@ export interface AttemptRules {
 }
 
 const NO_TIES: readonly NodeInfo[] = Object.freeze([]);
-
-/** A planned move's replacement as pending: on its target in the plan's state, possibly on any of its ties. */
-export function pendingOf(state: ClusterState, move: Move): PendingLanding {
-  const at = state.nodeIndex.get(move.target!.name)!;
-  const nodes = [at, ...move.ties.map((n) => state.nodeIndex.get(n.name)!)];
-  return { pod: move.pod, nodes, at };
-}
 
 export class PlanTransaction {
   readonly state: ClusterState;

@@ -30,7 +30,7 @@ import {
   type TermCounts,
 } from './state/interPodTerms.js';
 import { addResources, emptyUsage, type NodeUsage } from './state/nodeUsage.js';
-import { PendingSet, type PendingLanding } from './pending.js';
+import { PendingSet, type PendingLanding } from './state/pendingSet.js';
 import type { Analysis } from '../analysis/analyze.js';
 import type { SpreadGroup } from '../analysis/topologySpread.js';
 
@@ -39,7 +39,30 @@ export type { NodeUsage } from './state/nodeUsage.js';
 
 export interface GroupState {
   readonly group: SpreadGroup;
-  readonly counts: Map<string, number>;
+  /** The group's counts as the plan has changed them: the analysis' own until a move changes one. */
+  readonly counts: ReadonlyMap<string, number>;
+}
+
+/**
+ * A group's counts, copied from the analysis only when a move first changes them: at 30,000 pods a hostname spread
+ * per workload makes 3,000 groups of 1,000 domains, and copying them all for every plan of a paced run was most of
+ * its garbage (issue 29).
+ */
+class GroupCounts implements GroupState {
+  private own: Map<string, number> | undefined;
+  constructor(readonly group: SpreadGroup) {}
+  get counts(): ReadonlyMap<string, number> {
+    return this.own ?? this.group.counts;
+  }
+  writable(): Map<string, number> {
+    return (this.own ??= new Map(this.group.counts));
+  }
+}
+
+/** The counts of a group of this state, to change (every GroupState a ClusterState hands out is a GroupCounts). */
+function bumpCount(g: GroupState, domain: string, delta: number): void {
+  const counts = (g as GroupCounts).writable();
+  counts.set(domain, counts.get(domain)! + delta);
 }
 
 /** A pod of the simulation: an original pod or a replacement, and the node it is on. */
@@ -115,7 +138,7 @@ export class ClusterState {
       if (i !== undefined) addResources(this.usage[i]!, pod, 1, this.kubeVersion);
     }
     for (const group of analysis.groups) {
-      const state: GroupState = { group, counts: new Map(group.counts) };
+      const state: GroupState = new GroupCounts(group);
       this.groupStates.set(group.id, state);
       pushTo(this.groupsByNamespace, group.namespace, state);
     }
@@ -488,7 +511,7 @@ export class ClusterState {
       for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
         if (!matchesSelector(g.group.constraint.selector, pod.labels)) continue;
         const domain = g.group.domainsByNode.get(from.name);
-        if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! - 1);
+        if (domain !== undefined) bumpCount(g, domain, -1);
       }
     }
     for (const tc of this.termCounts.values()) {
@@ -510,7 +533,7 @@ export class ClusterState {
     this.addScoreTerms(pod, from, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(from.name);
-      if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);
+      if (domain !== undefined) bumpCount(g, domain, 1);
     }
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, from, 1);
   }
@@ -520,7 +543,7 @@ export class ClusterState {
     this.changeUsage(node.name, pod, -1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
-      if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! - 1);
+      if (domain !== undefined) bumpCount(g, domain, -1);
     }
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, -1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, -1);
@@ -538,7 +561,7 @@ export class ClusterState {
     this.changeUsage(node.name, pod, 1);
     for (const g of this.groupsSelecting(pod.namespace, pod.labels)) {
       const domain = g.group.domainsByNode.get(node.name);
-      if (domain !== undefined) g.counts.set(domain, g.counts.get(domain)! + 1);
+      if (domain !== undefined) bumpCount(g, domain, 1);
     }
     for (const tc of this.termCounts.values()) if (this.termMatches(tc.term, tc.owner, pod)) bumpTerm(tc, node, 1);
     for (const term of pod.podAntiAffinity) this.addAnti(term, pod, node, 1);

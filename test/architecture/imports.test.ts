@@ -2,7 +2,8 @@
 // layers before it, never from a later one. Every import is read, type-only ones included (a type is a dependency
 // too), with TypeScript's own scanner: `import … from`, `import type`, `export … from` and `import()`.
 //
-//   base        src/errors.ts, src/version.ts, src/clock.ts   typed errors with field paths; the version; the clocks
+//   base        src/errors.ts, src/version.ts, src/clock.ts, src/v8Flags.ts   typed errors with field paths; the
+//               version; the clocks; V8 options at run time
 //   model       the compact cluster model and the rules of its semantics (selectors, node affinity, taints, pod
 //               affinity, spread, budgets, which pods are live); the plan's types (plan.ts) and eviction results
 //   snapshot    raw Kubernetes objects → the model (files, and the watch caches' objects)
@@ -44,7 +45,7 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
 /** Each layer's entries: a folder of src/ or a file at its root. Earlier layers are lower. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['errors.ts', 'version.ts', 'clock.ts'],
+  ['errors.ts', 'version.ts', 'clock.ts', 'v8Flags.ts'],
   ['model'],
   ['snapshot'],
   ['strategies'],
@@ -343,7 +344,7 @@ describe('the layer check itself', () => {
     {
       name: 'a root file importing the model (upward)',
       edge: { from: 'errors.ts', to: 'model/labels.ts' },
-      problem: 'errors.ts → model/labels.ts: errors.ts, version.ts, clock.ts must not import from model',
+      problem: 'errors.ts → model/labels.ts: errors.ts, version.ts, clock.ts, v8Flags.ts must not import from model',
     },
     {
       name: 'one strategy folder importing another',

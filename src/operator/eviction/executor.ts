@@ -52,6 +52,7 @@ import type { EvictionResult } from '../../metrics/names.js';
 import { isPodTerminal } from '../../model/pods.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycle, type Move } from '../../planner/plan.js';
+import { planFast } from '../../v8Flags.js';
 import { apportion } from '../../planner/prometheusMeasure.js';
 import type { RebalancePlan } from '../../model/plan.js';
 import type { NodeUsageQuery } from '../../model/types.js';
@@ -164,17 +165,19 @@ export class PolicyRun {
     );
     // The next plan starts from what this run has spent of its per-cycle limits, so that it picks its pods where the
     // run may still evict (another node, another namespace) rather than one the run would have to refuse.
-    const { plan, moves } = planCycle(snapshot, this.opts.policy, {
-      heldWorkloads: held,
-      spent: this.reservations.limits.spent(),
-      domainCounts: false,
-      schedulerProfile: this.deps.schedulerProfile,
-      // Evictions are sent without waiting for each landing (landingOrder.ts): every prediction allows for the
-      // replacements still on their way, those of this plan and those sent before it.
-      pendingLandings: true,
-      inFlight: this.inFlight(),
-      ...(this.pacing || this.projecting ? { maxMoves: MOVES_PER_STEP } : {}),
-    });
+    const { plan, moves } = planFast(() =>
+      planCycle(snapshot, this.opts.policy, {
+        heldWorkloads: held,
+        spent: this.reservations.limits.spent(),
+        domainCounts: false,
+        schedulerProfile: this.deps.schedulerProfile,
+        // Evictions are sent without waiting for each landing (landingOrder.ts): every prediction allows for the
+        // replacements still on their way, those of this plan and those sent before it.
+        pendingLandings: true,
+        inFlight: this.inFlight(),
+        ...(this.pacing || this.projecting ? { maxMoves: MOVES_PER_STEP } : {}),
+      }),
+    );
     return { plan, moves };
   }
 

@@ -7,7 +7,7 @@ import type { ClusterState } from '../clusterState.js';
 import type { SchedulerProfile } from '../profile.js';
 import type { EvictedView, FilterPlugin, NodeFilter, PlacementInput, ScorePlugin } from './interface.js';
 import { windowWinners, type WeightedScorer } from './windows.js';
-import type { ScoreBounds } from '../pending.js';
+import type { ScoreBounds } from '../state/pendingSet.js';
 
 /** One plugin's contribution, for explaining a choice (the scheduler's "Plugin scored node" lines at -v=10). */
 export type PluginScores = Readonly<Record<string, number>>;

@@ -12,7 +12,7 @@
 // O(feasible × k) per placement.
 import { MAX_NODE_SCORE } from './normalize.js';
 import type { NodeScorer, WindowedScore } from './interface.js';
-import type { ScoreBounds } from '../pending.js';
+import type { ScoreBounds } from '../state/pendingSet.js';
 
 export interface WeightedScorer {
   readonly name: string;

@@ -7,14 +7,15 @@
 // snapshot holds no Services or controllers, so the selector is derived from the pod's own labels when a ReplicaSet,
 // ReplicationController or StatefulSet controls it (their pods share the template's labels, less the per-pod and
 // per-revision ones): a pod selected only by a Service gets no default spreading here (see the README).
-import { labelValue, matchesSelector, selectorFromLabels } from '../../../model/labels.js';
+import { labelValue, matchesSelector } from '../../../model/labels.js';
 import { matchesRequiredNodeAffinity } from '../../../model/nodeAffinity.js';
 import { DO_NOT_SCHEDULE_EFFECTS, findUntoleratedTaint } from '../../../model/taints.js';
-import type { Labels, NodeInclusionPolicy, NodeInfo, PodInfo, Selector } from '../../../model/types.js';
+import type { NodeInclusionPolicy, NodeInfo, PodInfo, Selector } from '../../../model/types.js';
 import type { ClusterState, Placed } from '../../clusterState.js';
 import type { ScorePlugin } from '../../framework/interface.js';
 import { MAX_NODE_SCORE } from '../../framework/normalize.js';
 import type { SpreadDefaulting } from './args.js';
+import { controllerSelector } from '../../../model/controllerSelector.js';
 
 const HOSTNAME = 'kubernetes.io/hostname';
 const ZONE = 'topology.kubernetes.io/zone';
@@ -31,41 +32,6 @@ const SYSTEM_DEFAULTS = [
   { topologyKey: ZONE, maxSkew: 5, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' },
   { topologyKey: HOSTNAME, maxSkew: 3, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' },
 ] as const;
-
-/** Labels a controller sets per pod or per revision, never part of its selector. */
-const PER_POD_LABELS = [
-  'statefulset.kubernetes.io/pod-name',
-  'controller-revision-hash',
-  'apps.kubernetes.io/pod-index',
-  // Copied from its node at binding by the PodTopologyLabels admission (beta, on since 1.35): per pod.
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-];
-const DEFAULTED_OWNERS = new Set(['ReplicaSet', 'ReplicationController', 'StatefulSet']);
-
-/** Derived selectors by label set (replicas share their interned labels). */
-const derived = new WeakMap<Labels, Selector | null>();
-
-export function controllerSelector(pod: PodInfo): Selector | undefined {
-  if (pod.owner === undefined || !DEFAULTED_OWNERS.has(pod.owner.kind)) return undefined;
-  let known = derived.get(pod.labels);
-  if (known === undefined) {
-    known = deriveSelector(pod.labels) ?? null;
-    derived.set(pod.labels, known);
-  }
-  return known ?? undefined;
-}
-
-function deriveSelector(podLabels: Labels): Selector | undefined {
-  let labels: Labels = podLabels;
-  if (PER_POD_LABELS.some((k) => k in labels)) {
-    const copy: Record<string, string> = { ...labels };
-    for (const k of PER_POD_LABELS) delete copy[k];
-    labels = copy;
-  }
-  if (Object.keys(labels).length === 0) return undefined;
-  return selectorFromLabels(labels);
-}
 
 /** The constraints the score uses, and whether a node must carry every one of their keys to be scored. */
 function scoringConstraints(
