@@ -218,7 +218,7 @@ export class PolicyRun {
         clock: this.deps.clock,
         minReplanIntervalMs: this.deps.minReplanIntervalMs,
         halted: () => this.halt.reason !== undefined,
-        ...(this.closedLoop ? { queued: () => this.order.queued + this.sending } : {}),
+        queued: () => this.unsent,
       });
       if (this.halt.reason !== undefined || this.reservations.limits.cycleFull) {
         stale = true;
@@ -249,8 +249,8 @@ export class PolicyRun {
     };
   }
 
-  /** Evictions waiting for a token of the client budget or for the API server's answer. */
-  private sending = 0;
+  /** Paced lanes whose eviction has not been answered yet: queued, waiting for a budget or a token, or in flight. */
+  private unsent = 0;
 
   /** The replacements this run waits to see land, each with the nodes its move said it may land on. */
   private readonly expected = new Map<string, InFlightLanding>();
@@ -291,6 +291,7 @@ export class PolicyRun {
     }
     for (const [key, list] of byWorkload) {
       const first = list[0]!;
+      if (this.pacing) this.unsent++;
       const landings = landingPredicted(first) ? [first.target!, ...first.ties].map((n) => n.name) : [];
       const turn = this.closedLoop ? this.order.enqueue(first.pod, landings) : undefined;
       if (turn !== undefined && landings.length > 0)
@@ -305,12 +306,33 @@ export class PolicyRun {
   }
 
   private async lane(key: string, moves: readonly Move[], plan: RebalancePlan, turn?: LaneTurn): Promise<void> {
+    // A paced lane's one move counts as unsent (startLanes) until its request has been answered or given up.
+    let unsent = this.pacing;
+    const sent = (): void => {
+      if (unsent) this.unsent--;
+      unsent = false;
+    };
+    try {
+      await this.laneMoves(key, moves, plan, turn, sent);
+    } finally {
+      sent();
+    }
+  }
+
+  private async laneMoves(
+    key: string,
+    moves: readonly Move[],
+    plan: RebalancePlan,
+    turn: LaneTurn | undefined,
+    sent: () => void,
+  ): Promise<void> {
     for (const move of moves) {
       if (this.halt.reason !== undefined) return;
       let executed: Executed;
       try {
         executed = await this.executeOne(move, plan, turn);
       } finally {
+        sent();
         // A move that was not made as planned leaves the rest of its plan predicted on a state that did not happen.
         const asPlanned = typeof executed === 'object' && executed.result === 'evicted';
         if (turn !== undefined && !asPlanned && executed !== 'stale') this.order.invalidate();
@@ -383,8 +405,7 @@ export class PolicyRun {
     }
     const readyBefore = this.deps.cache.readyCount(key);
     const podsBefore = new Set(this.deps.cache.workloadPods(key).map((p) => p.uid));
-    this.sending++;
-    const answer = await this.sender.send(pod).finally(() => this.sending--);
+    const answer = await this.sender.send(pod);
     if (answer !== 'ok') {
       if (turn !== undefined) this.order.landingKnown(pod);
       this.reservations.giveBack(pod);

@@ -55,11 +55,6 @@ export class LandingOrder {
   /** The lanes waiting for their turn, by ticket: only the head and the stale ones are woken (thousands may wait). */
   private readonly waiters = new Map<number, () => void>();
 
-  /** Lanes that have not had their turn yet (their prediction standing). */
-  get queued(): number {
-    return this.open.size - this.stale.size;
-  }
-
   /** A place in the queue for a lane about to evict `pod`, whose replacement may land on `landings`. */
   enqueue(pod: PodInfo, landings: readonly string[] = []): number {
     const ticket = this.nextTicket++;
