@@ -114,8 +114,8 @@ function nodeBound(
   const balancedWeight = profile.scoreWeights['NodeResourcesBalancedAllocation'] ?? 0;
   const resources = profile.balancedResources ?? DEFAULT_BALANCED_RESOURCES;
   const node = state.nodeList[index]!;
-  const load = nodeLoad(state, index, node, gone);
-  const here = { ...load, requested: { ...load.requested } };
+  // nodeLoad's scratch object, read before any other node's load is asked for.
+  const here = nodeLoad(state, index, node, gone);
   const none = shifted(here, span, false);
   const all = shifted(here, span, true);
   const usage = state.usageAt(index);
@@ -231,8 +231,7 @@ export function maybeFeasible(
     const span = pending.byNode.get(index);
     if (span === undefined || span.placedPods === 0 || !othersPass(index)) continue;
     const node = state.nodeList[index]!;
-    const load = nodeLoad(state, index, node, gone);
-    const none = shifted({ ...load, requested: { ...load.requested } }, span, false);
+    const none = shifted(nodeLoad(state, index, node, gone), span, false);
     const usage = state.usageAt(index);
     const podsNow = usage.pods - (gone !== undefined && gone.node === node ? 1 : 0) - span.placedPods;
     if (fits(state, pod, none, podsNow)) out.push(index);

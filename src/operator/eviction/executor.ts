@@ -71,7 +71,6 @@ import { RunHolds } from './runHolds.js';
 import { RunReservations } from './runReservations.js';
 import { DryRunProjection } from './dryRunProjection.js';
 import type { Degradation, RunDeps, RunOptions, RunPlan, RunResult } from './runTypes.js';
-import type { InFlightLanding } from '../../planner/transaction.js';
 
 /**
  * What one eviction attempt came to; `paced` is set for an eviction whose replacement the lane must wait for.
@@ -174,7 +173,7 @@ export class PolicyRun {
         // Evictions are sent without waiting for each landing (landingOrder.ts): every prediction allows for the
         // replacements still on their way, those of this plan and those sent before it.
         pendingLandings: true,
-        inFlight: this.inFlight(),
+        inFlight: this.order.inFlight(),
         ...(this.pacing || this.projecting ? { maxMoves: MOVES_PER_STEP } : {}),
       }),
     );
@@ -252,14 +251,6 @@ export class PolicyRun {
   /** Paced lanes whose eviction has not been answered yet: queued, waiting for a budget or a token, or in flight. */
   private unsent = 0;
 
-  /** The replacements this run waits to see land, each with the nodes its move said it may land on. */
-  private readonly expected = new Map<string, InFlightLanding>();
-
-  /** Queued and sent: a queued lane sends before anything the next plan adds, so that plan allows for it too. */
-  private inFlight(): InFlightLanding[] {
-    return [...this.expected.values()];
-  }
-
   /** Dry-run evictions of the projection's current step that the API server accepted, by pod uid. */
   private readonly projectedOk = new Set<string>();
 
@@ -294,8 +285,6 @@ export class PolicyRun {
       if (this.pacing) this.unsent++;
       const landings = landingPredicted(first) ? [first.target!, ...first.ties].map((n) => n.name) : [];
       const turn = this.closedLoop ? this.order.enqueue(first.pod, landings) : undefined;
-      if (turn !== undefined && landings.length > 0)
-        this.expected.set(first.pod.uid, { pod: first.pod, nodes: landings });
       this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
         if (turn !== undefined) this.order.invalidate();
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
@@ -336,8 +325,6 @@ export class PolicyRun {
         // A move that was not made as planned leaves the rest of its plan predicted on a state that did not happen.
         const asPlanned = typeof executed === 'object' && executed.result === 'evicted';
         if (turn !== undefined && !asPlanned && executed !== 'stale') this.order.invalidate();
-        // Its replacement stays expected while its landing is watched (watchLanding forgets it once known).
-        if (!(asPlanned && landingPredicted(move))) this.expected.delete(move.pod.uid);
         if (turn !== undefined) this.order.settle(turn);
       }
       if (executed === undefined || executed === 'stale') return;
@@ -489,7 +476,6 @@ export class PolicyRun {
         this.order.invalidate();
       })
       .finally(() => {
-        this.expected.delete(move.pod.uid);
         this.order.landingKnown(move.pod);
         this.landings.delete(done);
       });

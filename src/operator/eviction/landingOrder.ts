@@ -119,6 +119,18 @@ export class LandingOrder {
   }
 
   /**
+   * The replacements of lanes still queued or sent and not yet landed, with their possible landings: every one the
+   * next plan must allow for (PlanOptions.inFlight). A queued lane sends before anything that plan adds.
+   */
+  inFlight(): Array<{ pod: PodInfo; nodes: string[] }> {
+    const out: Array<{ pod: PodInfo; nodes: string[] }> = [];
+    for (const q of [...this.open.values(), ...this.pending.values()]) {
+      if (q.landings.size > 0) out.push({ pod: q.pod, nodes: [...q.landings] });
+    }
+    return out;
+  }
+
+  /**
    * Whether the lane must wait for a landing: a replacement related to its pod is on its way, or one on its way would
    * be left without a possible landing if this one landed first on a node it may take.
    */

@@ -14,10 +14,9 @@ export interface PendingLanding {
   readonly at: number | undefined;
 }
 
+/** The planner's workload key (namespace, kind, name), compared field by field. */
 function sameWorkload(a: PodInfo, b: PodInfo): boolean {
-  if (a.namespace !== b.namespace) return false;
-  if (a.owner === undefined || b.owner === undefined) return a.uid === b.uid;
-  return a.owner.kind === b.owner.kind && a.owner.name === b.owner.name;
+  return a.namespace === b.namespace && a.workload.kind === b.workload.kind && a.workload.name === b.workload.name;
 }
 
 function termsOf(p: PodInfo): PodAffinityTerm[] {
@@ -40,7 +39,7 @@ function hasTerms(p: PodInfo): boolean {
 
 /** A term that may select pods outside its owner's namespace (listed namespaces, a namespace selector). */
 function reachesOtherNamespaces(p: PodInfo): boolean {
-  return termsOf(p).some((t) => t.namespaces.length > 0 || t.namespaceSelector !== undefined);
+  return hasTerms(p) && termsOf(p).some((t) => t.namespaces.length > 0 || t.namespaceSelector !== undefined);
 }
 
 /**
@@ -48,6 +47,7 @@ function reachesOtherNamespaces(p: PodInfo): boolean {
  * namespace selector is taken to match any namespace: the namespaces' labels are not at hand here.
  */
 function termsReach(owner: PodInfo, other: PodInfo): boolean {
+  if (!hasTerms(owner)) return false;
   for (const t of termsOf(owner)) {
     const own = t.namespaces.length === 0 && t.namespaceSelector === undefined;
     const ns = own
@@ -86,7 +86,7 @@ function spreadCounts(counter: PodInfo, other: PodInfo): boolean {
 export function relatedLandings(a: PodInfo, b: PodInfo): boolean {
   if (sameWorkload(a, b)) return true;
   if (holdsMore(a) || holdsMore(b)) return true;
-  if ((hasTerms(a) && termsReach(a, b)) || (hasTerms(b) && termsReach(b, a))) return true;
+  if (termsReach(a, b) || termsReach(b, a)) return true;
   return spreadCounts(a, b) || spreadCounts(b, a);
 }
 
