@@ -30,7 +30,7 @@ export interface HousekeepingPlanner {
   readonly evictability: EvictabilityContext;
   readonly held: ReadonlyMap<string, string> | undefined;
   readonly moves: Move[];
-  /** PlanOptions.pendingLandings: a replacement with several possible landings is pending for the ones after it. */
+  /** PlanOptions.pendingLandings: each replacement is pending for the ones placed after it. */
   readonly pendingLandings: boolean;
   skip(pod: PodInfo, strategy: string, reason: string): void;
 }

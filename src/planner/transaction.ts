@@ -53,9 +53,9 @@ export interface PlanOptions {
    */
   readonly spent?: SpentLimits;
   /**
-   * The operator's runs, which send the evictions of a plan without waiting for each replacement to land: a move's
-   * replacement with several possible landings is pending for the moves planned after it (scheduling/pending.ts), so
-   * their predictions hold whichever node the scheduler picks. `plan` and `simulate` assume each lands on its target.
+   * The operator's runs, which send the evictions of a plan without waiting for each replacement to land: each move's
+   * replacement is pending for the moves planned after it (scheduling/pending.ts), on any of its possible landings or
+   * not landed yet, so their predictions hold whichever node the scheduler picks and in whatever order. `plan` and `simulate` assume each lands on its target.
    */
   readonly pendingLandings?: boolean;
   /**
