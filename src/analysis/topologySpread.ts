@@ -2,6 +2,7 @@
 // Pods that carry an identical constraint form a group; the group's domain counts include every counted pod of
 // the namespace that matches the selector (whatever its owner), and skew = max − min over eligible domains,
 // with the minimum taken as 0 when there are fewer eligible domains than minDomains.
+import { DomainCounts } from '../model/domainCounts.js';
 import { selectorFromLabels, selectorText } from '../model/labels.js';
 import { isPodActive } from '../model/pods.js';
 import { tolerationsText } from '../model/taints.js';
@@ -20,7 +21,7 @@ export interface SpreadGroup extends EligibilityInput {
   /** node name → domain, eligible nodes only. */
   readonly domainsByNode: ReadonlyMap<string, string>;
   /** domain → number of matching counted pods (every eligible domain present, zeros included). */
-  readonly counts: ReadonlyMap<string, number>;
+  readonly counts: DomainCounts;
   /** Counted pods matching the selector on eligible nodes. */
   readonly matching: readonly PodInfo[];
   readonly min: number;
@@ -277,14 +278,13 @@ function workloadNames(pods: readonly PodInfo[]): string[] {
 /** Domain counts and skew for one group. */
 export function measureGroup(draft: GroupDraft, index: PodIndex, eligibility: EligibilityCache): SpreadGroup {
   const domainsByNode = eligibility.domainsByNode(draft);
-  const counts = new Map<string, number>();
-  for (const domain of eligibility.domainsOf(domainsByNode)) counts.set(domain, 0);
+  const counts = new DomainCounts(eligibility.domainsOf(domainsByNode));
   const matching: PodInfo[] = [];
   for (const pod of index.select(draft.namespace, draft.constraint.selector)) {
     const domain = domainsByNode.get(pod.nodeName!);
     if (domain === undefined) continue;
     matching.push(pod);
-    counts.set(domain, counts.get(domain)! + 1);
+    counts.add(domain, 1);
   }
   const { min, max } = skewBounds(counts, draft.constraint.minDomains);
   const workloads = workloadNames(draft.members);
@@ -309,6 +309,15 @@ export function measureGroup(draft: GroupDraft, index: PodIndex, eligibility: El
 /** The scheduler's global minimum (0 when eligible domains < minDomains) and the maximum. */
 export function skewBounds(counts: ReadonlyMap<string, number>, minDomains: number): { min: number; max: number } {
   if (counts.size === 0) return { min: 0, max: 0 };
+  if (counts instanceof DomainCounts) {
+    let max = 0;
+    let min = counts.zeros > 0 ? 0 : Infinity;
+    counts.positive().forEach((n) => {
+      if (n < min) min = n;
+      if (n > max) max = n;
+    });
+    return { min: counts.size < minDomains ? 0 : min, max };
+  }
   let min = Infinity;
   let max = 0;
   for (const n of counts.values()) {

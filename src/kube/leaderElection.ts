@@ -117,6 +117,10 @@ export class LeaseTimeoutError extends Error {
   }
 }
 
+/** A timeout timer this much later than due found the event loop busy (below: one grace period, then it counts). */
+const LATE_TIMER_MS = 250;
+const LATE_GRACE_MS = 1_000;
+
 /**
  * Calls `call` with a signal that aborts after `ms` or when `stop` aborts; rejects with LeaseTimeoutError on the
  * deadline. The abort reaches the request itself (its socket is closed), so nothing is left holding a connection.
@@ -132,16 +136,22 @@ async function withTimeout<T>(
   const timer = new AbortController();
   const onStop = (): void => request.abort(stop.reason);
   stop.addEventListener('abort', onStop, { once: true });
+  const waiting = AbortSignal.any([timer.signal, stop]);
+  const expire = async (): Promise<never> => {
+    const due = clock.now() + ms;
+    await clock.sleep(ms, waiting);
+    // A timer that fires late means this thread was busy (a plan, a collection), not that the server was slow: the
+    // answer may be read and waiting behind the timer. Node runs due timers before it reads sockets, so the request
+    // gets one more stretch of free event loop before it counts as timed out. The renew deadline is unaffected
+    // (measured from the attempt's start), so a late answer can never extend leadership.
+    if (!waiting.aborted && clock.now() - due > LATE_TIMER_MS) await clock.sleep(LATE_GRACE_MS, waiting);
+    if (timer.signal.aborted) return new Promise<never>(() => undefined);
+    const timeout = new LeaseTimeoutError(what, ms);
+    request.abort(timeout);
+    throw timeout;
+  };
   try {
-    return await Promise.race([
-      call(request.signal),
-      clock.sleep(ms, AbortSignal.any([timer.signal, stop])).then(() => {
-        if (timer.signal.aborted) return new Promise<never>(() => undefined);
-        const timeout = new LeaseTimeoutError(what, ms);
-        request.abort(timeout);
-        throw timeout;
-      }),
-    ]);
+    return await Promise.race([call(request.signal), expire()]);
   } finally {
     timer.abort();
     stop.removeEventListener('abort', onStop);

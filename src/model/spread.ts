@@ -1,5 +1,6 @@
 // Topology spread constraints as kube-scheduler reads them (pkg/scheduler/framework/plugins/podtopologyspread):
 // the defaults of a constraint's optional fields, and the skew measure of a group's domain counts.
+import { DomainCounts } from './domainCounts.js';
 import type { NodeInclusionPolicy, SpreadConstraint, WhenUnsatisfiable } from './types.js';
 
 export const WHEN_UNSATISFIABLE: readonly WhenUnsatisfiable[] = ['DoNotSchedule', 'ScheduleAnyway'];
@@ -39,6 +40,7 @@ export function skewTuple(
   plus?: string,
 ): SkewTuple {
   if (counts.size === 0) return [0, 0, 0];
+  if (counts instanceof DomainCounts) return sparseSkewTuple(counts, minDomains, minus, plus);
   let min = Infinity;
   let max = 0;
   // forEach, not for…of over entries: a [domain, count] pair per entry per call was a large part of a plan's garbage
@@ -56,6 +58,52 @@ export function skewTuple(
     if (n === min) atMin++;
   });
   // The scheduler's global minimum is 0 while there are fewer eligible domains than minDomains.
+  if (counts.size < minDomains) {
+    atMin = 0;
+    min = 0;
+  }
+  return [max - min, atMax, atMin];
+}
+
+/**
+ * skewTuple over the domains with pods only: the rest are `zeros` domains at 0. A moved pod's domain without pods
+ * (the `plus` of a move into an empty domain) leaves the zeros and counts 1.
+ */
+function sparseSkewTuple(counts: DomainCounts, minDomains: number, minus?: string, plus?: string): SkewTuple {
+  const positive = counts.positive();
+  let zeros = counts.zeros;
+  // The moved pod's domains that hold no pod now leave the zeros: `plus` with 1, `minus` (never in a real move) −1.
+  const emptyMinus = minus !== plus && minus !== undefined && counts.has(minus) && !positive.has(minus);
+  const emptyPlus = minus !== plus && plus !== undefined && counts.has(plus) && !positive.has(plus);
+  if (emptyMinus) zeros--;
+  if (emptyPlus) zeros--;
+  let min = zeros > 0 ? 0 : Infinity;
+  // As the dense form: the maximum is never below 0.
+  let max = 0;
+  if (emptyMinus) min = Math.min(min, -1);
+  if (emptyPlus) {
+    min = Math.min(min, 1);
+    max = 1;
+  }
+  positive.forEach((raw, domain) => {
+    const n = raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
+    if (n < min) min = n;
+    if (n > max) max = n;
+  });
+  let atMax = 0;
+  let atMin = 0;
+  if (max === 0) atMax += zeros;
+  if (min === 0) atMin += zeros;
+  if (emptyMinus && min === -1) atMin++;
+  if (emptyPlus) {
+    if (max === 1) atMax++;
+    if (min === 1) atMin++;
+  }
+  positive.forEach((raw, domain) => {
+    const n = raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
+    if (n === max) atMax++;
+    if (n === min) atMin++;
+  });
   if (counts.size < minDomains) {
     atMin = 0;
     min = 0;

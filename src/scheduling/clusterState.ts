@@ -2,6 +2,7 @@
 // allocated, and the live counts that the scheduler's filters read (spread domains, pod (anti-)affinity).
 // Every query can treat one pod as already evicted ("virtual removal"), so a candidate move is evaluated
 // without copying the state, and commit() applies it incrementally.
+import type { DomainCounts } from '../model/domainCounts.js';
 import { labelValue, matchesSelector, selectorText } from '../model/labels.js';
 import { requiredAffinityProblem, termSelectsNamespace } from '../model/podAffinity.js';
 import { isCounted, isPodTerminal } from '../model/pods.js';
@@ -40,7 +41,7 @@ export type { NodeUsage } from './state/nodeUsage.js';
 export interface GroupState {
   readonly group: SpreadGroup;
   /** The group's counts as the plan has changed them: the analysis' own until a move changes one. */
-  readonly counts: ReadonlyMap<string, number>;
+  readonly counts: DomainCounts;
 }
 
 /**
@@ -49,20 +50,19 @@ export interface GroupState {
  * its garbage (issue 29).
  */
 class GroupCounts implements GroupState {
-  private own: Map<string, number> | undefined;
+  private own: DomainCounts | undefined;
   constructor(readonly group: SpreadGroup) {}
-  get counts(): ReadonlyMap<string, number> {
+  get counts(): DomainCounts {
     return this.own ?? this.group.counts;
   }
-  writable(): Map<string, number> {
-    return (this.own ??= new Map(this.group.counts));
+  writable(): DomainCounts {
+    return (this.own ??= this.group.counts.copy());
   }
 }
 
 /** The counts of a group of this state, to change (every GroupState a ClusterState hands out is a GroupCounts). */
 function bumpCount(g: GroupState, domain: string, delta: number): void {
-  const counts = (g as GroupCounts).writable();
-  counts.set(domain, counts.get(domain)! + delta);
+  (g as GroupCounts).writable().add(domain, delta);
 }
 
 /** A pod of the simulation: an original pod or a replacement, and the node it is on. */

@@ -263,4 +263,83 @@ describe('leader election', () => {
     expect(a.lastActivity()!).toBeGreaterThan(before + 1000);
     await a.stop(false);
   });
+
+  it('a renewal answered while the thread was busy counts: its timeout fired late, so it gets one more free turn', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    const api = leases.api('a');
+    // While `held`, a GET's answer has arrived but is read only when the test releases it (the loop is free again).
+    let held: (() => void) | undefined;
+    const capture = captureLogger();
+    const a = createLeaderElector({
+      api: {
+        ...api,
+        readNamespacedLease: async (p) => {
+          if (gate) await new Promise<void>((resolve) => (held = resolve));
+          return api.readNamespacedLease(p);
+        },
+      },
+      namespace: 'kube-rebalancer',
+      name: 'kube-rebalancer',
+      identity: 'a',
+      clock,
+      logger: capture.logger,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
+    let gate = false;
+    a.start();
+    await clock.advance(1_000);
+    expect(a.isLeader()).toBe(true);
+    gate = true;
+    // The next attempt starts at 2 s and its GET is in flight; then a 7 s plan holds the thread.
+    await clock.advance(1_100);
+    expect(held).toBeDefined();
+    clock.stall(7_000);
+    // Timers run before sockets are read: the 5 s request timeout fires first, 2 s late.
+    await clock.advance(0);
+    gate = false;
+    held!();
+    await clock.advance(0);
+    expect(a.isLeader()).toBe(true);
+    expect(capture.lines.filter((e) => e.msg === 'lease update failed')).toEqual([]);
+    // Renewed: still leading past the first attempt's deadline.
+    await clock.advance(4_000);
+    expect(a.isLeader()).toBe(true);
+    await a.stop(false);
+  });
+
+  it('a timeout that fires on time still fails the attempt, late or not; only the grace differs', async () => {
+    const clock = new ManualClock();
+    const leases = new FakeLeases();
+    const api = leases.api('a');
+    let hang = false;
+    const capture = captureLogger();
+    const a = createLeaderElector({
+      api: {
+        ...api,
+        readNamespacedLease: (p) => (hang ? new Promise<V1Lease>(() => undefined) : api.readNamespacedLease(p)),
+      },
+      namespace: 'kube-rebalancer',
+      name: 'kube-rebalancer',
+      identity: 'a',
+      clock,
+      logger: capture.logger,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
+    a.start();
+    await clock.advance(1_000);
+    hang = true;
+    await clock.advance(1_100);
+    clock.stall(7_000);
+    await clock.advance(0);
+    // Late: one more second of free loop, and no answer in it.
+    expect(capture.lines.filter((e) => e.msg === 'lease update failed')).toEqual([]);
+    await clock.advance(1_000);
+    expect(capture.lines.filter((e) => e.msg === 'lease update failed')).toHaveLength(1);
+    await a.stop(false);
+  });
 });
