@@ -24,6 +24,17 @@ export class DomainCounts implements ReadonlyMap<string, number> {
   /** Positive counts only: a domain whose count drops to 0 is deleted, so `zeros` is size − nonZero.size. */
   private readonly nonZero: Map<string, number>;
 
+  /** Bumped by every add(): what a memo of these counts (spread.ts) is valid for. */
+  private changes = 0;
+  /** The skew tuple of a move into a domain without pods, by the domain it leaves (spread.ts). */
+  intoEmpty:
+    | { changes: number; minDomains: number; minus: string | undefined; tuple: readonly [number, number, number] }
+    | undefined;
+
+  get version(): number {
+    return this.changes;
+  }
+
   /** `domains`: every eligible domain, in order, shared and never changed (the eligibility cache's list). */
   constructor(
     readonly domains: readonly string[],
@@ -57,6 +68,7 @@ export class DomainCounts implements ReadonlyMap<string, number> {
     if (!this.index.has(domain)) throw new RangeError(`${domain} is not an eligible domain of this group`);
     const n = (this.nonZero.get(domain) ?? 0) + delta;
     if (n < 0) throw new RangeError(`the count of ${domain} would go below 0`);
+    this.changes++;
     if (n === 0) this.nonZero.delete(domain);
     else this.nonZero.set(domain, n);
   }

@@ -74,8 +74,11 @@ export function modelledVersion(release: KubeRelease, source: string): ModelledV
   };
 }
 
+/** Looked up, not parsed: scoring asks for it per node (BalancedAllocation's formula changed in 1.36). */
+const MINORS: ReadonlyMap<string, number> = new Map(SUPPORTED_KUBE_VERSIONS.map((v) => [v, Number(v.slice(2))]));
+
 export function minorOf(version: KubeVersion): number {
-  return Number(version.slice(2));
+  return MINORS.get(version) ?? Number(version.slice(2));
 }
 
 /** What the scheduler's default profile does at a minor, as far as the model reads it (see the header). */

@@ -71,10 +71,38 @@ export function skewTuple(
  */
 function sparseSkewTuple(counts: DomainCounts, minDomains: number, minus?: string, plus?: string): SkewTuple {
   const positive = counts.positive();
-  let zeros = counts.zeros;
   // The moved pod's domains that hold no pod now leave the zeros: `plus` with 1, `minus` (never in a real move) −1.
   const emptyMinus = minus !== plus && minus !== undefined && counts.has(minus) && !positive.has(minus);
   const emptyPlus = minus !== plus && plus !== undefined && counts.has(plus) && !positive.has(plus);
+  // Into any domain without pods the tuple is the same: a replacement's possible landings (hundreds of empty
+  // hostname domains at 1,000 nodes) are each checked against the group, and all but a few read this memo.
+  const memo = counts.intoEmpty;
+  if (emptyPlus && !emptyMinus) {
+    if (
+      memo !== undefined &&
+      memo.changes === counts.version &&
+      memo.minus === minus &&
+      memo.minDomains === minDomains
+    ) {
+      return memo.tuple;
+    }
+    const tuple = sparseTuple(counts, positive, minDomains, minus, plus, false, true);
+    counts.intoEmpty = { changes: counts.version, minDomains, minus, tuple };
+    return tuple;
+  }
+  return sparseTuple(counts, positive, minDomains, minus, plus, emptyMinus, emptyPlus);
+}
+
+function sparseTuple(
+  counts: DomainCounts,
+  positive: ReadonlyMap<string, number>,
+  minDomains: number,
+  minus: string | undefined,
+  plus: string | undefined,
+  emptyMinus: boolean,
+  emptyPlus: boolean,
+): SkewTuple {
+  let zeros = counts.zeros;
   if (emptyMinus) zeros--;
   if (emptyPlus) zeros--;
   let min = zeros > 0 ? 0 : Infinity;

@@ -31,9 +31,26 @@ import type { NodeBound, NodeSpan, ScoreBounds, Spans } from './state/pendingSet
 
 export { relatedLandings, type PendingLanding, type ScoreBounds, type Spans } from './state/pendingSet.js';
 
-/** `load` shifted: the placed pending replacements taken off (`none`), or every one that may land there added. */
-function shifted(load: NodeLoad, span: NodeSpan, all: boolean): NodeLoad {
-  const requested: Record<string, number> = { ...load.requested };
+/** A NodeLoad written in place: nodeBound and maybeFeasible read theirs before they shift the next node's. */
+class ShiftedLoad implements NodeLoad {
+  allocatable: NodeLoad['allocatable'] = {};
+  // Keys of earlier nodes stay at 0, which every reader takes as absent (`?? 0`).
+  readonly requested: Record<string, number> = {};
+  nonZeroCpu = 0;
+  nonZeroMemory = 0;
+}
+
+const noneScratch = new ShiftedLoad();
+const allScratch = new ShiftedLoad();
+
+/**
+ * `load` shifted into `out`: the placed pending replacements taken off (`none`), or every one that may land there
+ * added. Scratch, not a new object: at 1,000 nodes a plan shifts hundreds of thousands of loads (issue 29).
+ */
+function shifted(out: ShiftedLoad, load: NodeLoad, span: NodeSpan, all: boolean): NodeLoad {
+  const requested = out.requested;
+  for (const k in requested) requested[k] = 0;
+  for (const k in load.requested) requested[k] = load.requested[k]!;
   for (const k in span.placed) requested[k] = (requested[k] ?? 0) - span.placed[k]!;
   let cpu = load.nonZeroCpu - span.placedCpu;
   let memory = load.nonZeroMemory - span.placedMemory;
@@ -43,7 +60,10 @@ function shifted(load: NodeLoad, span: NodeSpan, all: boolean): NodeLoad {
     cpu += span.placedCpu + span.moreCpu;
     memory += span.placedMemory + span.moreMemory;
   }
-  return { allocatable: load.allocatable, requested, nonZeroCpu: cpu, nonZeroMemory: memory };
+  out.allocatable = load.allocatable;
+  out.nonZeroCpu = cpu;
+  out.nonZeroMemory = memory;
+  return out;
 }
 
 /** Whether the pod fits the node's resources and pod count with `load` and `pods` on it (NodeResourcesFit's filter). */
@@ -59,6 +79,13 @@ function fits(state: ClusterState, pod: PodInfo, load: NodeLoad, pods: number): 
     if ((load.requested[name] ?? 0) + amount > allocatable) return false;
   }
   return true;
+}
+
+/** A resource's requested fraction of the node's allocatable, with the pod or without it (0 where none is offered). */
+function fraction(load: NodeLoad, name: string, pod: PodInfo, withPod: boolean): number {
+  const cap = load.allocatable[name] ?? 0;
+  if (cap === 0) return 0;
+  return Math.min(1, ((load.requested[name] ?? 0) + (withPod ? (pod.requests[name] ?? 0) : 0)) / cap);
 }
 
 /**
@@ -78,17 +105,17 @@ function balancedRange(
   // Between the ends the fractions' difference may cross zero, where the score peaks: bound it by the plugin's range
   // unless the difference keeps its sign (then the ends are the extremes of a monotone score).
   if (resources.length !== 2) return undefined;
-  const frac = (load: NodeLoad, name: string, withPod: boolean): number => {
-    const cap = load.allocatable[name] ?? 0;
-    if (cap === 0) return 0;
-    return Math.min(1, ((load.requested[name] ?? 0) + (withPod ? (pod.requests[name] ?? 0) : 0)) / cap);
-  };
   const [r0, r1] = [resources[0]!.name, resources[1]!.name];
-  const signs = [false, true].flatMap((withPod) => [
-    Math.sign(frac(none, r0, withPod) - frac(none, r1, withPod)),
-    Math.sign(frac(all, r0, withPod) - frac(all, r1, withPod)),
-  ]);
-  const crosses = signs.some((s) => s > 0) && signs.some((s) => s < 0);
+  let positive = false;
+  let negative = false;
+  for (const load of [none, all]) {
+    for (const withPod of [false, true]) {
+      const sign = Math.sign(fraction(load, r0, pod, withPod) - fraction(load, r1, pod, withPod));
+      if (sign > 0) positive = true;
+      if (sign < 0) negative = true;
+    }
+  }
+  const crosses = positive && negative;
   if (!crosses && minorOf(state.kubeVersion) < 36) return { lo: Math.min(a, b), hi: Math.max(a, b) };
   // From 1.36 the score is the change the pod makes (with − without), each side moving on its own: the plugin's range.
   return { lo: 0, hi: MAX_NODE_SCORE };
@@ -109,15 +136,17 @@ function nodeBound(
   index: number,
   gone: Placed | undefined,
   span: NodeSpan,
-): Omit<NodeBound, 'usage' | 'spans'> {
+  usageStamp: number,
+  spanStamp: number,
+): NodeBound {
   const fitWeight = profile.scoreWeights['NodeResourcesFit'] ?? 0;
   const balancedWeight = profile.scoreWeights['NodeResourcesBalancedAllocation'] ?? 0;
   const resources = profile.balancedResources ?? DEFAULT_BALANCED_RESOURCES;
   const node = state.nodeList[index]!;
   // nodeLoad's scratch object, read before any other node's load is asked for.
   const here = nodeLoad(state, index, node, gone);
-  const none = shifted(here, span, false);
-  const all = shifted(here, span, true);
+  const none = shifted(noneScratch, here, span, false);
+  const all = shifted(allScratch, here, span, true);
   const usage = state.usageAt(index);
   const podsNow = usage.pods - (gone !== undefined && gone.node === node ? 1 : 0);
   const fitsAll = fits(state, pod, all, podsNow + span.morePods);
@@ -144,7 +173,7 @@ function nodeBound(
     lo += (range.lo - now) * balancedWeight;
     hi += (range.hi - now) * balancedWeight;
   }
-  return { lo, hi, none: without, fitsAll };
+  return { usage: usageStamp, spans: spanStamp, lo, hi, none: without, fitsAll };
 }
 
 /**
@@ -177,14 +206,11 @@ export function scoreBounds(
     if (span === undefined) continue;
     // A span with related replacements taken off, or the evicted pod's own node, is this placement's alone.
     const shared = span === set.baseSpan(index) && (gone === undefined || gone.node !== state.nodeList[index]);
-    let b: Omit<NodeBound, 'usage' | 'spans'> | undefined = shared ? memo.get(index) : undefined;
-    if (b !== undefined) {
-      const m = b as NodeBound;
-      if (m.usage !== state.usageStamp(index) || m.spans !== set.stamps[index]) b = undefined;
-    }
+    let b: NodeBound | undefined = shared ? memo.get(index) : undefined;
+    if (b !== undefined && (b.usage !== state.usageStamp(index) || b.spans !== set.stamps[index])) b = undefined;
     if (b === undefined) {
-      b = nodeBound(state, pod, profile, index, gone, span);
-      if (shared) memo.set(index, { ...b, usage: state.usageStamp(index), spans: set.stamps[index]! });
+      b = nodeBound(state, pod, profile, index, gone, span, state.usageStamp(index), set.stamps[index]!);
+      if (shared) memo.set(index, b);
     }
     if (!b.fitsAll) uncertainFit = true;
     if (b.lo === 0 && b.hi === 0) continue;
@@ -197,9 +223,21 @@ export function scoreBounds(
   return { bounds: bounds ?? emptyBounds(n, pending.replacements), uncertainFit };
 }
 
+/** Reused between placements: a placement reads its bounds before the next one is asked for (placement.ts). */
+let boundsScratch = { lo: new Float64Array(1024), hi: new Float64Array(1024), none: new Float64Array(1024) };
+
 function emptyBounds(n: number, replacements: number): ScoreBounds {
-  return { lo: new Float64Array(n), hi: new Float64Array(n), none: new Float64Array(n), replacements };
+  if (boundsScratch.lo.length < n) {
+    boundsScratch = { lo: new Float64Array(n * 2), hi: new Float64Array(n * 2), none: new Float64Array(n * 2) };
+  }
+  const { lo, hi, none } = boundsScratch;
+  lo.fill(0, 0, n);
+  hi.fill(0, 0, n);
+  none.fill(0, 0, n);
+  return { lo, hi, none, replacements };
 }
+
+let totalsScratch = new Float64Array(1024);
 
 /**
  * The lowest total the best of the nodes can have: at least every node's lowest, and, since each pending replacement
@@ -209,8 +247,12 @@ export function lowestBest(totals: Float64Array, n: number, bounds: ScoreBounds 
   let top = -Infinity;
   for (let k = 0; k < n; k++) top = Math.max(top, totals[k]! + (bounds === undefined ? 0 : bounds.lo[k]!));
   if (bounds === undefined || bounds.replacements >= n) return top;
-  const without = Array.from({ length: n }, (_, k) => totals[k]! + bounds.none[k]!).sort((a, b) => b - a);
-  return Math.max(top, without[bounds.replacements]!);
+  if (totalsScratch.length < n) totalsScratch = new Float64Array(n * 2);
+  const without = totalsScratch.subarray(0, n);
+  for (let k = 0; k < n; k++) without[k] = totals[k]! + bounds.none[k]!;
+  // Ascending: the (replacements + 1)-th highest is that far from the end.
+  without.sort();
+  return Math.max(top, without[n - 1 - bounds.replacements]!);
 }
 
 /**
@@ -231,7 +273,7 @@ export function maybeFeasible(
     const span = pending.byNode.get(index);
     if (span === undefined || span.placedPods === 0 || !othersPass(index)) continue;
     const node = state.nodeList[index]!;
-    const none = shifted(nodeLoad(state, index, node, gone), span, false);
+    const none = shifted(noneScratch, nodeLoad(state, index, node, gone), span, false);
     const usage = state.usageAt(index);
     const podsNow = usage.pods - (gone !== undefined && gone.node === node ? 1 : 0) - span.placedPods;
     if (fits(state, pod, none, podsNow)) out.push(index);
