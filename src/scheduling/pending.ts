@@ -136,8 +136,6 @@ function nodeBound(
   index: number,
   gone: Placed | undefined,
   span: NodeSpan,
-  usageStamp: number,
-  spanStamp: number,
 ): NodeBound {
   const fitWeight = profile.scoreWeights['NodeResourcesFit'] ?? 0;
   const balancedWeight = profile.scoreWeights['NodeResourcesBalancedAllocation'] ?? 0;
@@ -173,7 +171,8 @@ function nodeBound(
     lo += (range.lo - now) * balancedWeight;
     hi += (range.hi - now) * balancedWeight;
   }
-  return { usage: usageStamp, spans: spanStamp, lo, hi, none: without, fitsAll };
+  // Stamped with what the node's bounds depend on, for scoreBounds' memo.
+  return { usage: state.usageStamp(index), spans: state.pending.stamps[index]!, lo, hi, none: without, fitsAll };
 }
 
 /**
@@ -209,7 +208,7 @@ export function scoreBounds(
     let b: NodeBound | undefined = shared ? memo.get(index) : undefined;
     if (b !== undefined && (b.usage !== state.usageStamp(index) || b.spans !== set.stamps[index])) b = undefined;
     if (b === undefined) {
-      b = nodeBound(state, pod, profile, index, gone, span, state.usageStamp(index), set.stamps[index]!);
+      b = nodeBound(state, pod, profile, index, gone, span);
       if (shared) memo.set(index, b);
     }
     if (!b.fitsAll) uncertainFit = true;
