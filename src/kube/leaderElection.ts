@@ -67,6 +67,8 @@ export interface LeaderElectionOptions {
   readonly requestTimeoutMs?: number;
   readonly onStartedLeading?: () => void;
   readonly onStoppedLeading?: () => void;
+  /** After each successful acquire or renew, with the attempt's start (the renew deadline counts from it). */
+  readonly onRenewed?: (startedAt: number) => void;
 }
 
 export interface LeaderElector {
@@ -285,6 +287,7 @@ export function createLeaderElector(opts: LeaderElectionOptions): LeaderElector 
         if (await tryAcquireOrRenew()) {
           if (stopping.signal.aborted) break;
           lastRenew = started;
+          opts.onRenewed?.(started);
           setLeading(true, 'lease acquired');
           armDeadline(started + renewDeadlineMs);
         } else {

@@ -39,7 +39,10 @@ import {
   createLeaderElector,
   type LeaderElectionOptions,
   type LeaderElector,
+  type LeaseApi,
 } from '../kube/leaderElection.js';
+import { createThreadedLeaderElector } from '../kube/leaseThread.js';
+import type { CredentialSource } from '../kube/kubeconfig.js';
 import { nodeCronFactory, PolicyScheduler, type CronFactory } from './policyScheduler.js';
 import { createRateLimiter } from '../kube/rateLimiter.js';
 import { Triggers } from './triggers.js';
@@ -68,6 +71,11 @@ export interface OperatorDeps {
   /** The operator's namespace (its Lease). */
   readonly namespace: string;
   readonly leaderElect: boolean;
+  /**
+   * Elect from a thread of its own (kube/leaseThread.ts), with a client loaded from this credential source: `run`
+   * gives it, so renewals go on while a plan holds the main thread. Without it the elector shares the main thread.
+   */
+  readonly leaseThread?: { readonly source: CredentialSource; readonly context?: string };
   readonly kubeApiQps: number;
   readonly kubeApiBurst: number;
   readonly clock?: Clock;
@@ -104,6 +112,10 @@ export interface OperatorDeps {
 
 /** The leader election's own bucket: a renewal every retryPeriod, a few retries; never shared with evictions. */
 const LEASE_QPS = 5;
+// client-go's and kube-controller-manager's defaults, as leaderElection.ts has them.
+const DEFAULT_LEASE_DURATION_MS = 15_000;
+const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+const DEFAULT_RETRY_PERIOD_MS = 2_000;
 const LEASE_BURST = 10;
 
 /** A fencing controller: every queued eviction listens on its signal at once (a thousand in a large run). */
@@ -122,6 +134,46 @@ function electionTimings(
     ...(t?.renewDeadlineMs !== undefined ? { renewDeadlineMs: t.renewDeadlineMs } : {}),
     ...(t?.retryPeriodMs !== undefined ? { retryPeriodMs: t.retryPeriodMs } : {}),
   };
+}
+
+/** The replica's elector: none (always leader), on a thread of its own (`run`), or on the main thread. */
+function electorFor(
+  deps: OperatorDeps,
+  clock: Clock,
+  logger: Logger,
+  api: LeaseApi,
+  leadership: { readonly onStartedLeading: () => void; readonly onStoppedLeading: () => void },
+): LeaderElector {
+  if (!deps.leaderElect) return alwaysLeader();
+  const name = deps.leaderElection?.leaseName ?? COMPONENT;
+  if (deps.leaseThread === undefined) {
+    return createLeaderElector({
+      api,
+      namespace: deps.namespace,
+      name,
+      identity: deps.identity,
+      clock,
+      logger,
+      ...electionTimings(deps.leaderElection),
+      ...leadership,
+    });
+  }
+  return createThreadedLeaderElector({
+    source: deps.leaseThread.source,
+    ...(deps.leaseThread.context !== undefined ? { context: deps.leaseThread.context } : {}),
+    namespace: deps.namespace,
+    name,
+    identity: deps.identity,
+    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} leader-election`,
+    qps: LEASE_QPS,
+    burst: LEASE_BURST,
+    leaseDurationMs: deps.leaderElection?.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS,
+    renewDeadlineMs: deps.leaderElection?.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS,
+    retryPeriodMs: deps.leaderElection?.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS,
+    clock,
+    logger,
+    ...leadership,
+  });
 }
 
 export function createOperator(deps: OperatorDeps): Operator {
@@ -172,28 +224,20 @@ export function createOperator(deps: OperatorDeps): Operator {
     ...(deps.eventAggregationWindowMs !== undefined ? { aggregationWindowMs: deps.eventAggregationWindowMs } : {}),
   });
 
-  const elector: LeaderElector = deps.leaderElect
-    ? createLeaderElector({
-        api: leaseClients.coordination,
-        namespace: deps.namespace,
-        name: deps.leaderElection?.leaseName ?? COMPONENT,
-        identity: deps.identity,
-        clock,
-        logger,
-        ...electionTimings(deps.leaderElection),
-        onStartedLeading: () => {
-          if (fencing.signal.aborted) fencing = fence();
-          metrics.setLeader(true);
-          void controller.startedLeading();
-          if (atStart) void firstCycles.startedLeading();
-        },
-        onStoppedLeading: () => {
-          fencing.abort();
-          metrics.setLeader(false);
-          controller.stoppedLeading();
-        },
-      })
-    : alwaysLeader();
+  const leadership = {
+    onStartedLeading: () => {
+      if (fencing.signal.aborted) fencing = fence();
+      metrics.setLeader(true);
+      void controller.startedLeading();
+      if (atStart) void firstCycles.startedLeading();
+    },
+    onStoppedLeading: () => {
+      fencing.abort();
+      metrics.setLeader(false);
+      controller.stoppedLeading();
+    },
+  };
+  const elector = electorFor(deps, clock, logger, leaseClients.coordination, leadership);
   if (!deps.leaderElect) metrics.setLeader(true);
   const isLeader = (): boolean => !shuttingDown && elector.isLeader();
 

@@ -13,7 +13,10 @@ import { hostname } from 'node:os';
 import { pino, type DestinationStream } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { InputError } from '../errors.js';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Credentials } from '../kube/credentials.js';
+import { leaseWorkerUrl } from '../kube/leaseThread.js';
 import type { SchedulerSetting } from '../scheduling/profile.js';
 import { loadSchedulerConfig } from '../scheduling/schedulerConfigFile.js';
 import {
@@ -138,6 +141,8 @@ export async function runOperator(opts: RunOperatorOptions, io: RunIo = processS
     namespace: opts.namespace,
     // A Job runs alone (concurrencyPolicy Forbid) and must not wait behind a Lease: --once takes none.
     leaderElect: opts.leaderElect && opts.once !== true,
+    // Renewals on a thread of their own, as built (the sources run by a test runner have no worker script to start).
+    ...(existsSync(fileURLToPath(leaseWorkerUrl())) ? { leaseThread: { source } } : {}),
     leaderElection: election.timings,
     kubeApiQps: opts.kubeApiQps,
     kubeApiBurst: opts.kubeApiBurst,
