@@ -107,7 +107,7 @@ function hold(ms: number): void {
 async function heldWhileLeading(
   elector: LeaderElector,
   stopped: string[],
-): Promise<{ leading: boolean; puts: number }> {
+): Promise<{ leading: boolean; puts: number; stoppedDuringHold: boolean }> {
   elector.start();
   await until(() => elector.isLeader(), 'the Lease to be taken');
   const before = (output.match(/^PUT /gm) ?? []).length;
