@@ -86,22 +86,22 @@ function sparseSkewTuple(counts: DomainCounts, minDomains: number, minus?: strin
     ) {
       return memo.tuple;
     }
-    const tuple = sparseTuple(counts, positive, minDomains, minus, plus, false, true);
+    const tuple = sparseTuple(counts, minDomains, minus, plus, false, true);
     counts.intoEmpty = { changes: counts.version, minDomains, minus, tuple };
     return tuple;
   }
-  return sparseTuple(counts, positive, minDomains, minus, plus, emptyMinus, emptyPlus);
+  return sparseTuple(counts, minDomains, minus, plus, emptyMinus, emptyPlus);
 }
 
 function sparseTuple(
   counts: DomainCounts,
-  positive: ReadonlyMap<string, number>,
   minDomains: number,
   minus: string | undefined,
   plus: string | undefined,
   emptyMinus: boolean,
   emptyPlus: boolean,
 ): SkewTuple {
+  const positive = counts.positive();
   let zeros = counts.zeros;
   if (emptyMinus) zeros--;
   if (emptyPlus) zeros--;
