@@ -186,9 +186,18 @@ describe.skipIf(!controlPlaneAvailable())('evictor settings on the real control 
       .slice(mark)
       .filter((e) => e.objectRef?.namespace === ns && !isDryRun(e))
       .map((e) => e.objectRef?.name);
-    // One at a time (maxPerWorkload 1 waits for each replacement), every one the budgeted Deployment's.
+    // One at a time (maxPerWorkload 1 waits for each replacement), every one the budgeted Deployment's: its pods at
+    // the start, and possibly a replacement that has passed the 1 s lifetime by a later step of the run (how many
+    // depends on how fast this machine brings replacements up, so the Deployment's pods are matched by name).
     expect(evicted.length, evicted.join(', ')).toBeGreaterThan(0);
-    expect(budgeted, evicted.join(', ')).toEqual(expect.arrayContaining(evicted));
+    expect(
+      evicted.filter((name) => !name!.startsWith('budgeted-')),
+      evicted.join(', '),
+    ).toEqual([]);
+    expect(
+      evicted.some((name) => budgeted.includes(name!)),
+      evicted.join(', '),
+    ).toBe(true);
     expect((await livePods(c, ns, 'unbudgeted')).map((p) => p.metadata!.name!).sort()).toEqual(unbudgeted.sort());
   }, 120_000);
 
