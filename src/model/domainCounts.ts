@@ -24,16 +24,11 @@ export class DomainCounts implements ReadonlyMap<string, number> {
   /** Positive counts only: a domain whose count drops to 0 is deleted, so `zeros` is size − nonZero.size. */
   private readonly nonZero: Map<string, number>;
 
-  /** Bumped by every add(): what a memo of these counts (spread.ts) is valid for. */
+  /** Bumped by every add(): what intoEmptyTuple's memo is valid for. */
   private changes = 0;
-  /** The skew tuple of a move into a domain without pods, by the domain it leaves (spread.ts). */
-  intoEmpty:
+  private intoEmpty:
     | { changes: number; minDomains: number; minus: string | undefined; tuple: readonly [number, number, number] }
     | undefined;
-
-  get version(): number {
-    return this.changes;
-  }
 
   /** `domains`: every eligible domain, in order, shared and never changed (the eligibility cache's list). */
   constructor(
@@ -71,6 +66,22 @@ export class DomainCounts implements ReadonlyMap<string, number> {
     this.changes++;
     if (n === 0) this.nonZero.delete(domain);
     else this.nonZero.set(domain, n);
+  }
+
+  /**
+   * The skew tuple of a move out of `minus` into a domain without pods (the same for every such domain), computed
+   * once per state of the counts (spread.ts).
+   */
+  intoEmptyTuple(
+    minus: string | undefined,
+    minDomains: number,
+    compute: () => readonly [number, number, number],
+  ): readonly [number, number, number] {
+    const memo = this.intoEmpty;
+    if (memo?.changes === this.changes && memo.minus === minus && memo.minDomains === minDomains) return memo.tuple;
+    const tuple = compute();
+    this.intoEmpty = { changes: this.changes, minDomains, minus, tuple };
+    return tuple;
   }
 
   /** A changeable copy sharing the domain list. */

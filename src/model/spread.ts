@@ -32,6 +32,32 @@ export function spreadConstraintDefaults(
 /** A skew measure that strictly decreases with every useful move: (skew, domains at max, domains at min). */
 export type SkewTuple = readonly [number, number, number];
 
+/** Calls `visit` with each domain's count and how many domains have it. */
+type EachCount = (visit: (count: number, domains: number) => void) => void;
+
+/** The tuple of the counts `each` gives (`size` domains in all), with the scheduler's minDomains rule. */
+function tupleOver(each: EachCount, size: number, minDomains: number): SkewTuple {
+  let min = Infinity;
+  let max = 0;
+  each((n, domains) => {
+    if (domains === 0) return;
+    if (n < min) min = n;
+    if (n > max) max = n;
+  });
+  let atMax = 0;
+  let atMin = 0;
+  each((n, domains) => {
+    if (n === max) atMax += domains;
+    if (n === min) atMin += domains;
+  });
+  // The scheduler's global minimum is 0 while there are fewer eligible domains than minDomains.
+  if (size < minDomains) {
+    atMin = 0;
+    min = 0;
+  }
+  return [max - min, atMax, atMin];
+}
+
 /** The tuple of `counts`, optionally with one pod moved out of `minus` and into `plus` (no copy made). */
 export function skewTuple(
   counts: ReadonlyMap<string, number>,
@@ -41,28 +67,11 @@ export function skewTuple(
 ): SkewTuple {
   if (counts.size === 0) return [0, 0, 0];
   if (counts instanceof DomainCounts) return sparseSkewTuple(counts, minDomains, minus, plus);
-  let min = Infinity;
-  let max = 0;
   // forEach, not for…of over entries: a [domain, count] pair per entry per call was a large part of a plan's garbage
   // (groups with hundreds of hostname domains, measured thousands of times per plan; issue 24).
-  counts.forEach((raw, domain) => {
-    const n = raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
-    if (n < min) min = n;
-    if (n > max) max = n;
-  });
-  let atMax = 0;
-  let atMin = 0;
-  counts.forEach((raw, domain) => {
-    const n = raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
-    if (n === max) atMax++;
-    if (n === min) atMin++;
-  });
-  // The scheduler's global minimum is 0 while there are fewer eligible domains than minDomains.
-  if (counts.size < minDomains) {
-    atMin = 0;
-    min = 0;
-  }
-  return [max - min, atMax, atMin];
+  const each: EachCount = (visit) =>
+    counts.forEach((raw, domain) => visit(raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0), 1));
+  return tupleOver(each, counts.size, minDomains);
 }
 
 /**
@@ -74,69 +83,19 @@ function sparseSkewTuple(counts: DomainCounts, minDomains: number, minus?: strin
   // The moved pod's domains that hold no pod now leave the zeros: `plus` with 1, `minus` (never in a real move) −1.
   const emptyMinus = minus !== plus && minus !== undefined && counts.has(minus) && !positive.has(minus);
   const emptyPlus = minus !== plus && plus !== undefined && counts.has(plus) && !positive.has(plus);
+  const zeros = counts.zeros - (emptyMinus ? 1 : 0) - (emptyPlus ? 1 : 0);
+  const tuple = (): SkewTuple => {
+    const each: EachCount = (visit) => {
+      visit(0, zeros);
+      if (emptyMinus) visit(-1, 1);
+      if (emptyPlus) visit(1, 1);
+      positive.forEach((raw, domain) => visit(raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0), 1));
+    };
+    return tupleOver(each, counts.size, minDomains);
+  };
   // Into any domain without pods the tuple is the same: a replacement's possible landings (hundreds of empty
-  // hostname domains at 1,000 nodes) are each checked against the group, and all but a few read this memo.
-  const memo = counts.intoEmpty;
-  if (emptyPlus && !emptyMinus) {
-    if (
-      memo !== undefined &&
-      memo.changes === counts.version &&
-      memo.minus === minus &&
-      memo.minDomains === minDomains
-    ) {
-      return memo.tuple;
-    }
-    const tuple = sparseTuple(counts, minDomains, minus, plus, false, true);
-    counts.intoEmpty = { changes: counts.version, minDomains, minus, tuple };
-    return tuple;
-  }
-  return sparseTuple(counts, minDomains, minus, plus, emptyMinus, emptyPlus);
-}
-
-function sparseTuple(
-  counts: DomainCounts,
-  minDomains: number,
-  minus: string | undefined,
-  plus: string | undefined,
-  emptyMinus: boolean,
-  emptyPlus: boolean,
-): SkewTuple {
-  const positive = counts.positive();
-  let zeros = counts.zeros;
-  if (emptyMinus) zeros--;
-  if (emptyPlus) zeros--;
-  let min = zeros > 0 ? 0 : Infinity;
-  // As the dense form: the maximum is never below 0.
-  let max = 0;
-  if (emptyMinus) min = Math.min(min, -1);
-  if (emptyPlus) {
-    min = Math.min(min, 1);
-    max = 1;
-  }
-  positive.forEach((raw, domain) => {
-    const n = raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
-    if (n < min) min = n;
-    if (n > max) max = n;
-  });
-  let atMax = 0;
-  let atMin = 0;
-  if (max === 0) atMax += zeros;
-  if (min === 0) atMin += zeros;
-  if (emptyMinus && min === -1) atMin++;
-  if (emptyPlus) {
-    if (max === 1) atMax++;
-    if (min === 1) atMin++;
-  }
-  positive.forEach((raw, domain) => {
-    const n = raw - (domain === minus ? 1 : 0) + (domain === plus ? 1 : 0);
-    if (n === max) atMax++;
-    if (n === min) atMin++;
-  });
-  if (counts.size < minDomains) {
-    atMin = 0;
-    min = 0;
-  }
-  return [max - min, atMax, atMin];
+  // hostname domains at 1,000 nodes) are each checked against the group, and all but a few read the memo.
+  return emptyPlus && !emptyMinus ? counts.intoEmptyTuple(minus, minDomains, tuple) : tuple();
 }
 
 export function tupleLess(a: SkewTuple, b: SkewTuple): boolean {
