@@ -25,10 +25,10 @@ export function monotonicMicros(): bigint {
   return process.hrtime.bigint() / 1000n;
 }
 
-/** What the worker is started with (structured-cloned). */
-export interface LeaseWorkerInput {
+/** The election itself: where the client comes from, the Lease, the identity and the timings (all plain data). */
+export interface LeaseElection {
   readonly source: CredentialSource;
-  readonly context: string | undefined;
+  readonly context?: string;
   readonly namespace: string;
   readonly name: string;
   readonly identity: string;
@@ -38,6 +38,10 @@ export interface LeaseWorkerInput {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
+}
+
+/** What the worker is started with (structured-cloned): the election and the memory it shares. */
+export interface LeaseWorkerInput extends LeaseElection {
   readonly shared: SharedArrayBuffer;
 }
 
@@ -57,17 +61,7 @@ export type LeaseWorkerMessage =
 export type LeaseWorkerCommand = { readonly type: 'start' } | { readonly type: 'stop'; readonly release: boolean };
 
 export interface ThreadedElectionOptions {
-  readonly source: CredentialSource;
-  readonly context?: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly identity: string;
-  readonly userAgent: string;
-  readonly qps: number;
-  readonly burst: number;
-  readonly leaseDurationMs: number;
-  readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
+  readonly election: LeaseElection;
   /** The main thread's clock: lastActivity() is reported on it, as /healthz compares it with clock.now(). */
   readonly clock: Clock;
   readonly logger: Logger;
@@ -77,7 +71,7 @@ export interface ThreadedElectionOptions {
   readonly workerUrl?: URL;
 }
 
-/** Whether the built worker script exists beside this module (it does not when the sources run under a test runner). */
+/** The built worker script beside this module (absent when the sources run under a test runner). */
 export function leaseWorkerUrl(): URL {
   return new URL('./leaseWorker.js', import.meta.url);
 }
@@ -85,8 +79,9 @@ export function leaseWorkerUrl(): URL {
 export function createThreadedLeaderElector(opts: ThreadedElectionOptions): LeaderElector {
   const shared = new SharedArrayBuffer(SLOTS * BigInt64Array.BYTES_PER_ELEMENT);
   const state = new BigInt64Array(shared);
-  const log = opts.logger.child({ component: 'leader-election', lease: `${opts.namespace}/${opts.name}` });
-  const renewDeadlineMicros = BigInt(opts.renewDeadlineMs) * 1000n;
+  const { namespace, name, renewDeadlineMs, retryPeriodMs } = opts.election;
+  const log = opts.logger.child({ component: 'leader-election', lease: `${namespace}/${name}` });
+  const renewDeadlineMicros = BigInt(renewDeadlineMs) * 1000n;
   /** Whether the callbacks have been told this replica leads: isLeader() never answers true before they were. */
   let leading = false;
   let worker: Worker | undefined;
@@ -112,7 +107,7 @@ export function createThreadedLeaderElector(opts: ThreadedElectionOptions): Lead
 
   /** Re-checked every retry period as well, so the callbacks fire near the deadline even with no one asking. */
   function watchDeadline(): void {
-    deadline = setInterval(() => void isLeader(), Math.max(100, Math.floor(opts.retryPeriodMs / 2)));
+    deadline = setInterval(() => void isLeader(), Math.max(100, Math.floor(retryPeriodMs / 2)));
     deadline.unref();
   }
 
@@ -141,20 +136,7 @@ export function createThreadedLeaderElector(opts: ThreadedElectionOptions): Lead
     isLeader,
     start() {
       if (worker !== undefined) return;
-      const input: LeaseWorkerInput = {
-        source: opts.source,
-        context: opts.context,
-        namespace: opts.namespace,
-        name: opts.name,
-        identity: opts.identity,
-        userAgent: opts.userAgent,
-        qps: opts.qps,
-        burst: opts.burst,
-        leaseDurationMs: opts.leaseDurationMs,
-        renewDeadlineMs: opts.renewDeadlineMs,
-        retryPeriodMs: opts.retryPeriodMs,
-        shared,
-      };
+      const input: LeaseWorkerInput = { ...opts.election, shared };
       Atomics.store(state, SLOT.activityAt, monotonicMicros());
       worker = new Worker(opts.workerUrl ?? leaseWorkerUrl(), { workerData: input });
       worker.on('message', onMessage);

@@ -2,6 +2,7 @@
 // on a manual clock: acquisition, renewal, expiry judged by local observation, the renew deadline applied at the
 // instant of the check, conflicts between candidates, and release on shutdown.
 import { ApiException } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   createLeaderElector,
@@ -71,6 +72,21 @@ function elector(leases: FakeLeases, clock: ManualClock, identity: string) {
     leaseDurationMs: 3000,
     renewDeadlineMs: 2000,
     retryPeriodMs: 500,
+  });
+}
+
+/** Replica a with client-go's default timings (15 s Lease, 10 s renew deadline, 2 s retry; 5 s per request). */
+function withDefaultTimings(api: LeaderElectionOptions['api'], clock: ManualClock, logger: Logger) {
+  return createLeaderElector({
+    api,
+    namespace: 'kube-rebalancer',
+    name: 'kube-rebalancer',
+    identity: 'a',
+    clock,
+    logger,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
   });
 }
 
@@ -271,23 +287,17 @@ describe('leader election', () => {
     // While `held`, a GET's answer has arrived but is read only when the test releases it (the loop is free again).
     let held: (() => void) | undefined;
     const capture = captureLogger();
-    const a = createLeaderElector({
-      api: {
+    const a = withDefaultTimings(
+      {
         ...api,
         readNamespacedLease: async (p) => {
           if (gate) await new Promise<void>((resolve) => (held = resolve));
           return api.readNamespacedLease(p);
         },
       },
-      namespace: 'kube-rebalancer',
-      name: 'kube-rebalancer',
-      identity: 'a',
       clock,
-      logger: capture.logger,
-      leaseDurationMs: 15_000,
-      renewDeadlineMs: 10_000,
-      retryPeriodMs: 2_000,
-    });
+      capture.logger,
+    );
     let gate = false;
     a.start();
     await clock.advance(1_000);
@@ -316,20 +326,14 @@ describe('leader election', () => {
     const api = leases.api('a');
     let hang = false;
     const capture = captureLogger();
-    const a = createLeaderElector({
-      api: {
+    const a = withDefaultTimings(
+      {
         ...api,
         readNamespacedLease: (p) => (hang ? new Promise<V1Lease>(() => undefined) : api.readNamespacedLease(p)),
       },
-      namespace: 'kube-rebalancer',
-      name: 'kube-rebalancer',
-      identity: 'a',
       clock,
-      logger: capture.logger,
-      leaseDurationMs: 15_000,
-      renewDeadlineMs: 10_000,
-      retryPeriodMs: 2_000,
-    });
+      capture.logger,
+    );
     a.start();
     await clock.advance(1_000);
     hang = true;

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { createKubeClients } from '../../src/kube/kubeClient.js';
@@ -87,6 +88,30 @@ async function startServer(): Promise<CredentialSource> {
   return { kind: 'flag', path };
 }
 
+/** The threaded elector on `source`, with this file's timings and the transpiled worker. */
+function threaded(
+  source: CredentialSource,
+  logger: Logger,
+  onStoppedLeading?: () => void,
+): ReturnType<typeof createThreadedLeaderElector> {
+  return createThreadedLeaderElector({
+    election: {
+      source,
+      namespace: 'kube-rebalancer',
+      name: 'kube-rebalancer',
+      identity: 'a',
+      userAgent: 'test',
+      qps: 5,
+      burst: 10,
+      ...TIMINGS,
+    },
+    clock: systemClock,
+    logger,
+    workerUrl: worker.url,
+    ...(onStoppedLeading !== undefined ? { onStoppedLeading } : {}),
+  });
+}
+
 /** Waits (polling, never asserting how long it took) until `check` holds. */
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -126,20 +151,7 @@ describe('leader election on its own thread', () => {
     const source = await startServer();
     const stopped: string[] = [];
     const { logger, lines } = captureLogger('info');
-    const elector = createThreadedLeaderElector({
-      source,
-      namespace: 'kube-rebalancer',
-      name: 'kube-rebalancer',
-      identity: 'a',
-      userAgent: 'test',
-      qps: 5,
-      burst: 10,
-      ...TIMINGS,
-      clock: systemClock,
-      logger,
-      workerUrl: worker.url,
-      onStoppedLeading: () => stopped.push('stopped'),
-    });
+    const elector = threaded(source, logger, () => stopped.push('stopped'));
     const { leading, puts, stoppedDuringHold } = await heldWhileLeading(elector, stopped);
     expect(leading).toBe(true);
     expect(stoppedDuringHold).toBe(false);
@@ -181,19 +193,7 @@ describe('leader election on its own thread', () => {
 
   it('a worker that cannot load its credentials says so, and the replica never leads', async () => {
     const { logger, lines } = captureLogger('info');
-    const elector = createThreadedLeaderElector({
-      source: { kind: 'flag', path: join(dir, 'missing-kubeconfig') },
-      namespace: 'kube-rebalancer',
-      name: 'kube-rebalancer',
-      identity: 'a',
-      userAgent: 'test',
-      qps: 5,
-      burst: 10,
-      ...TIMINGS,
-      clock: systemClock,
-      logger,
-      workerUrl: worker.url,
-    });
+    const elector = threaded({ kind: 'flag', path: join(dir, 'missing-kubeconfig') }, logger);
     elector.start();
     await until(() => lines.some((l) => l.msg.startsWith('leader election thread failed')), 'the failure');
     expect(elector.isLeader()).toBe(false);
