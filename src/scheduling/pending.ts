@@ -90,16 +90,18 @@ function fraction(load: NodeLoad, name: string, pod: PodInfo, withPod: boolean):
 
 /**
  * The two-resource BalancedAllocation score's range over every request between `none` and `all` (a box: each
- * fraction moves independently between its ends). Undefined when the plugin scores more resources than two.
+ * fraction moves independently between its ends; `noneScore` is the score at `none`, which the caller has). Undefined
+ * when the plugin scores more resources than two.
  */
 function balancedRange(
   none: NodeLoad,
+  noneScore: number,
   all: NodeLoad,
   pod: PodInfo,
   state: ClusterState,
   resources: readonly { name: string; weight: number }[],
 ): { lo: number; hi: number } | undefined {
-  const a = balancedScore(none, pod, resources, state.kubeVersion);
+  const a = noneScore;
   const b = balancedScore(all, pod, resources, state.kubeVersion);
   if (a === b) return { lo: a, hi: a };
   // Between the ends the fractions' difference may cross zero, where the score peaks: bound it by the plugin's range
@@ -166,8 +168,9 @@ function nodeBound(
   }
   if (balancedWeight > 0) {
     const now = balancedScore(here, pod, resources, state.kubeVersion);
-    without += (balancedScore(none, pod, resources, state.kubeVersion) - now) * balancedWeight;
-    const range = balancedRange(none, all, pod, state, resources) ?? { lo: 0, hi: MAX_NODE_SCORE };
+    const noneScore = balancedScore(none, pod, resources, state.kubeVersion);
+    without += (noneScore - now) * balancedWeight;
+    const range = balancedRange(none, noneScore, all, pod, state, resources) ?? { lo: 0, hi: MAX_NODE_SCORE };
     lo += (range.lo - now) * balancedWeight;
     hi += (range.hi - now) * balancedWeight;
   }
