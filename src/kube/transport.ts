@@ -1,5 +1,6 @@
 // The only module that talks to the API server. Every request the operator sends goes through one shared token
-// bucket (rateLimiter.ts), except leader election's, which gets a set of clients of its own (operator.ts).
+// bucket (rateLimiter.ts), except leader election's and the Events', which get a set of clients each, with a bucket
+// of their own (operator.ts, ADR 0019).
 //
 // Requests are Node's own http(s) with plain JSON, not client-node's typed clients: importing client-node evaluates
 // every generated model and API class (about 50 MiB resident for code never called), and its clients deserialize each
@@ -16,8 +17,8 @@
 // When leadership is lost (`fenceSignal`), every eviction not yet written is withdrawn at once: no eviction waits in
 // a queue that outlives the renew deadline.
 //
-// The request policy (requestPolicy.ts) decides priority and retries: Events and status writes go at low priority
-// on the same bucket (rateLimiter.ts), so they never delay an eviction; a 429 with Retry-After is retried for any
+// The request policy (requestPolicy.ts) decides priority and retries: status writes (and Events, in their own
+// bucket) go at low priority (rateLimiter.ts), so they never delay an eviction; a 429 with Retry-After is retried for any
 // request but an eviction (whose retries are the executor's alone), a 5xx with Retry-After and a reused connection
 // found closed only for idempotent ones. A PodDisruptionBudget's refusal (429 with a DisruptionBudget cause) is an
 // answer, not a throttle, handed to the executor untouched.

@@ -117,6 +117,8 @@ const DEFAULT_LEASE_DURATION_MS = 15_000;
 const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 const DEFAULT_RETRY_PERIOD_MS = 2_000;
 const LEASE_BURST = 10;
+/** The recorder hands at most 4 Events to its client at a time (events.ts), so 4 connections serve them. */
+const EVENT_SOCKETS = 4;
 
 /** A fencing controller: every queued eviction listens on its signal at once (a thousand in a large run). */
 function fence(): AbortController {
@@ -200,6 +202,15 @@ export function createOperator(deps: OperatorDeps): Operator {
     fence: () => elector.isLeader(),
     fenceSignal: () => fencing.signal,
   });
+  // Events have a bucket of their own at the same QPS and burst, as the descheduler's event client and
+  // controller-runtime's recorder do (ADR 0019): the record of a run never takes a token from its evictions, and is
+  // not held back until they leave a gap.
+  const eventClients = createKubeClients(deps.kubeConfig, {
+    limiter: createRateLimiter({ qps: deps.kubeApiQps, burst: deps.kubeApiBurst, clock }),
+    clock,
+    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} events`,
+    maxSockets: EVENT_SOCKETS,
+  });
   const leaseClients = createKubeClients(deps.kubeConfig, {
     limiter: createRateLimiter({ qps: LEASE_QPS, burst: LEASE_BURST, clock }),
     clock,
@@ -217,7 +228,7 @@ export function createOperator(deps: OperatorDeps): Operator {
   let draining = false;
 
   const events: EventRecorder = createEventRecorder({
-    api: clients.core,
+    api: eventClients.core,
     clock,
     logger,
     component: COMPONENT,
@@ -477,6 +488,7 @@ export function createOperator(deps: OperatorDeps): Operator {
         // status while this replica still holds the Lease; Events are flushed; the Lease goes; the caches stop.
         await manager.stop();
         clients.close();
+        eventClients.close();
         leaseClients.close();
         authReviews.close();
         logger.info('stopped');
