@@ -8,6 +8,7 @@ import { LimitedWatch } from './watch.js';
 
 export {
   ApiError,
+  connectionsFor,
   CredentialsError,
   FencedError,
   KubeTransport,
