@@ -12,6 +12,7 @@ import type { Move } from './move.js';
 import { Planner, type PlanOptions } from './planner.js';
 import { buildPlanReport } from './report.js';
 import type { RebalancePlan } from '../model/plan.js';
+import { finish, type PlanSteps } from './steps.js';
 import { planLoad } from './utilization.js';
 
 export type { Move } from './move.js';
@@ -37,11 +38,25 @@ function lessUndone(a: readonly number[], b: readonly number[]): boolean {
  * order its objects were listed in (canonicalOrder.ts).
  */
 export function planCycle(listed: ClusterSnapshot, policy: Policy, options: PlanOptions = {}): PlanOutcome {
+  return finish(planCycleSteps(listed, policy, options));
+}
+
+/**
+ * planCycle in steps (steps.ts): it yields after the analysis, after the planner's state is built and after each
+ * spread group, so that an operator's paced run sends its evictions while the next step is planned.
+ */
+export function* planCycleSteps(
+  listed: ClusterSnapshot,
+  policy: Policy,
+  options: PlanOptions = {},
+): PlanSteps<PlanOutcome> {
   const snapshot = canonicalOrder(listed);
   const analysis = analyze(snapshot, policy.spec, options.strategies);
+  yield;
   let planner = new Planner(analysis, policy.spec, options);
+  yield;
   planner.fixViolations();
-  planner.balanceGroups();
+  yield* planner.balanceGroupSteps();
   // Rule violations are cleared first, each replacement placed by the spread counts of that moment. When that left
   // a spread group at a dead end, the plan is made again with those violations cleared after the spread groups, and
   // kept if it leaves less undone (fewer violations, then fewer groups above maxSkew, then less skew above it) or as
@@ -49,8 +64,9 @@ export function planCycle(listed: ClusterSnapshot, policy: Policy, options: Plan
   const postponed = planner.postponable();
   if (postponed.size > 0) {
     const other = new Planner(analysis, policy.spec, options, postponed);
+    yield;
     other.fixViolations();
-    other.balanceGroups();
+    yield* other.balanceGroupSteps();
     other.fixViolations(true);
     if (lessUndone([...other.leftUndone(), other.moves.length], [...planner.leftUndone(), planner.moves.length])) {
       planner = other;

@@ -32,6 +32,7 @@ import type { PodInfo } from '../model/types.js';
 import { PLAN_SEARCH_MOVES, searchFewerMoves } from './planSearch.js';
 import { RuleFixer } from './ruleFixing.js';
 import { SpreadBalancer } from './spreadBalancing.js';
+import type { PlanSteps } from './steps.js';
 import { PlanTransaction, type Attempt, type AttemptRules, type Landing, type PlanOptions } from './transaction.js';
 import type { Strategy } from '../model/plan.js';
 
@@ -103,6 +104,11 @@ export class Planner {
 
   balanceGroups(): void {
     this.spread.balanceGroups();
+  }
+
+  /** balanceGroups in steps (steps.ts). */
+  balanceGroupSteps(): PlanSteps<void> {
+    return this.spread.balanceGroupSteps();
   }
 
   /**

@@ -12,6 +12,7 @@ import type { GroupState } from '../scheduling/clusterState.js';
 import type { SkewStrategy } from '../strategies/types.js';
 import { compareCandidates, replicaKey } from './candidates.js';
 import { searchGroup, type SearchContext } from './spreadSearch.js';
+import { finish, type PlanSteps } from './steps.js';
 import type { AttemptRules, PlanTransaction } from './transaction.js';
 
 export class SpreadBalancer implements SearchContext {
@@ -30,6 +31,11 @@ export class SpreadBalancer implements SearchContext {
   }
 
   balanceGroups(): void {
+    finish(this.balanceGroupSteps());
+  }
+
+  /** balanceGroups in steps: one after each group balanced or searched (steps.ts). */
+  *balanceGroupSteps(): PlanSteps<void> {
     const groups = [...this.tx.state.groups()]
       .filter((g) => this.tx.skewStrategyOf(g.group) !== undefined && g.group.skew > g.group.constraint.maxSkew)
       .sort(
@@ -48,6 +54,7 @@ export class SpreadBalancer implements SearchContext {
         this.unrepairable.delete(g.group.id);
         this.balanceGroup(g, this.tx.skewStrategyOf(g.group)!);
         triedAt.set(g, this.tx.clock);
+        yield;
       }
       if (this.tx.limits.cycleFull) return;
       pending = pending.filter(
@@ -60,6 +67,7 @@ export class SpreadBalancer implements SearchContext {
       if (!this.deadEnds.has(g)) continue;
       if (this.excessOf(g) > 0) {
         searchGroup(this, g, this.tx.skewStrategyOf(g.group)!);
+        yield;
       }
     }
   }

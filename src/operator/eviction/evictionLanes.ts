@@ -10,6 +10,11 @@ export interface ReplanWait {
   readonly halted: () => boolean;
   /** Lanes that have not sent their eviction yet (queued in the closed loop); absent: not counted. */
   readonly queued?: () => number;
+  /**
+   * Fewer queued than this and the run re-plans at minReplanIntervalMs (default QUEUE_LOW_WATER): enough to keep the
+   * client busy while the next plan is made, which the run measures (the evictions sent during the last one).
+   */
+  readonly lowWater?: number;
 }
 
 /**
@@ -72,7 +77,7 @@ export class EvictionLanes {
     this.finishedSincePlan = 0;
     for (;;) {
       if (wait.halted() || this.active.size === 0) return;
-      const starving = wait.queued !== undefined && wait.queued() < QUEUE_LOW_WATER;
+      const starving = wait.queued !== undefined && wait.queued() < Math.max(QUEUE_LOW_WATER, wait.lowWater ?? 0);
       const interval = starving ? wait.minReplanIntervalMs : batched;
       const now = wait.clock.now();
       if (this.finishedSincePlan > 0 && now >= lastPlanAt + interval) return;

@@ -51,8 +51,9 @@ import type { Logger } from 'pino';
 import type { EvictionResult } from '../../metrics/names.js';
 import { isPodTerminal } from '../../model/pods.js';
 import { workloadKey } from '../../planner/budget.js';
-import { planCycle, type Move } from '../../planner/plan.js';
+import { planCycleSteps, type Move } from '../../planner/plan.js';
 import { planFast } from '../../v8Flags.js';
+import { runInSlices } from './planSlices.js';
 import { apportion } from '../../planner/prometheusMeasure.js';
 import type { RebalancePlan } from '../../model/plan.js';
 import type { NodeUsageQuery } from '../../model/types.js';
@@ -147,7 +148,7 @@ export class PolicyRun {
     return this.opts.logger;
   }
 
-  private plan(): RunPlan {
+  private async plan(): Promise<RunPlan> {
     const cached =
       this.projection?.snapshot ?? this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
     const measured = this.opts.metrics === undefined ? cached : { ...cached, metrics: this.opts.metrics };
@@ -164,8 +165,8 @@ export class PolicyRun {
     );
     // The next plan starts from what this run has spent of its per-cycle limits, so that it picks its pods where the
     // run may still evict (another node, another namespace) rather than one the run would have to refuse.
-    const { plan, moves } = planFast(() =>
-      planCycle(snapshot, this.opts.policy, {
+    const { plan, moves } = await runInSlices(
+      planCycleSteps(snapshot, this.opts.policy, {
         heldWorkloads: held,
         spent: this.reservations.limits.spent(),
         domainCounts: false,
@@ -176,6 +177,7 @@ export class PolicyRun {
         inFlight: this.order.inFlight(),
         ...(this.pacing || this.projecting ? { maxMoves: MOVES_PER_STEP } : {}),
       }),
+      planFast,
     );
     return { plan, moves };
   }
@@ -187,7 +189,11 @@ export class PolicyRun {
     let stale = false;
     for (;;) {
       const started = this.deps.clock.now();
-      last = this.plan();
+      // The run goes on while the plan is made (planSlices.ts): what goes stale meanwhile applies to its lanes too.
+      this.order.planBegins();
+      const sentBefore = this.sentCount;
+      last = await this.plan();
+      const sentWhilePlanning = this.sentCount - sentBefore;
       plans++;
       const planMs = this.deps.clock.now() - started;
       if (first === undefined) {
@@ -200,6 +206,7 @@ export class PolicyRun {
           this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry)),
         );
         const stepped = this.startLanes(last);
+        this.order.planDone();
         await this.lanes.settled();
         // The dry runs the API server accepted are placed as the plan predicted; the rest are held for the run.
         const accepted = stepped.filter((m) => this.projectedOk.has(m.pod.uid));
@@ -211,13 +218,18 @@ export class PolicyRun {
         }
         continue;
       }
-      this.startLanes(last);
+      // A run halted while the plan was made starts nothing from it.
+      if (this.halt.reason === undefined) this.startLanes(last);
+      this.order.planDone();
       if (this.lanes.size === 0 || !this.pacing) break;
       await this.lanes.waitForProgress(started, planMs, {
         clock: this.deps.clock,
         minReplanIntervalMs: this.deps.minReplanIntervalMs,
         halted: () => this.halt.reason !== undefined,
         queued: () => this.unsent,
+        // The next plan should find at least as many evictions queued as went out while this one was made, and half
+        // as many again: the client sends on while it is made, and its lanes queue only when it is done.
+        lowWater: Math.ceil(1.5 * sentWhilePlanning),
       });
       if (this.halt.reason !== undefined || this.reservations.limits.cycleFull) {
         stale = true;
@@ -233,7 +245,7 @@ export class PolicyRun {
     if (stale && this.halt.reason === undefined) {
       // The loop ended on spent limits while lanes were pacing (or projecting): one more look at the cluster, for the
       // report.
-      last = this.plan();
+      last = await this.plan();
       plans++;
     }
     return {
@@ -250,6 +262,8 @@ export class PolicyRun {
 
   /** Paced lanes whose eviction has not been answered yet: queued, waiting for a budget or a token, or in flight. */
   private unsent = 0;
+  /** Paced lanes that have had their eviction answered or given it up, since the run began. */
+  private sentCount = 0;
 
   /** Dry-run evictions of the projection's current step that the API server accepted, by pod uid. */
   private readonly projectedOk = new Set<string>();
@@ -298,7 +312,10 @@ export class PolicyRun {
     // A paced lane's one move counts as unsent (startLanes) until its request has been answered or given up.
     let unsent = this.pacing;
     const sent = (): void => {
-      if (unsent) this.unsent--;
+      if (unsent) {
+        this.unsent--;
+        this.sentCount++;
+      }
       unsent = false;
     };
     try {

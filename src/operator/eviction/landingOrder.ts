@@ -54,6 +54,29 @@ export class LandingOrder {
   private readonly pending = new Map<string, OnItsWay>();
   /** The lanes waiting for their turn, by ticket: only the head and the stale ones are woken (thousands may wait). */
   private readonly waiters = new Map<number, () => void>();
+  /**
+   * While a plan is made (planSlices.ts: the run goes on meanwhile), the first ticket it will issue and what went
+   * stale since it began: every prediction ('all') or those related to a landed pod. Its lanes are queued only when
+   * it is done, so these apply to them then (planDone).
+   */
+  private planning: { readonly from: number; readonly stale: Array<PodInfo | 'all'> } | undefined;
+
+  /** A plan begins, from the state of this instant: what goes stale until planDone applies to its lanes too. */
+  planBegins(): void {
+    this.planning = { from: this.nextTicket, stale: [] };
+  }
+
+  /** The plan that began at planBegins has queued its lanes: those whose prediction went stale meanwhile are. */
+  planDone(): void {
+    const planning = this.planning;
+    this.planning = undefined;
+    if (planning === undefined || planning.stale.length === 0) return;
+    for (const [ticket, q] of this.open) {
+      if (ticket < planning.from) continue;
+      if (planning.stale.some((landed) => landed === 'all' || relatedLandings(q.pod, landed))) this.stale.add(ticket);
+    }
+    this.wake();
+  }
 
   /** A place in the queue for a lane about to evict `pod`, whose replacement may land on `landings`. */
   enqueue(pod: PodInfo, landings: readonly string[] = []): number {
@@ -64,6 +87,7 @@ export class LandingOrder {
 
   /** The predictions of every lane queued so far no longer stand: those that have not sent drop their moves. */
   invalidate(): void {
+    this.planning?.stale.push('all');
     for (const ticket of this.open.keys()) this.stale.add(ticket);
     this.wake();
   }
@@ -73,6 +97,7 @@ export class LandingOrder {
    * assumed its target (those of related pods) no longer stand.
    */
   invalidateRelated(landed: PodInfo): void {
+    this.planning?.stale.push(landed);
     for (const [ticket, q] of this.open) if (relatedLandings(q.pod, landed)) this.stale.add(ticket);
     this.wake();
   }

@@ -90,4 +90,31 @@ describe('the closed loop queue', () => {
     order.invalidate();
     expect(await turnNow(order, b)).toBe('stale');
   });
+
+  it('what goes stale while a plan is made applies to the lanes it queues when done, and only to those it concerns', async () => {
+    const order = new LandingOrder();
+    const a = order.enqueue(pod('a'), ['n1', 'n2']);
+    send(order, a);
+    order.planBegins();
+    // a's replacement takes a tie the other way while the plan (made with it on its way) is being made.
+    order.invalidateRelated(pod('a'));
+    const a2 = order.enqueue(pod('a2'), ['n1', 'n2']);
+    const b = order.enqueue(pod('b'), ['n3']);
+    order.planDone();
+    expect(await turnNow(order, a2)).toBe('stale');
+    order.settle(a2);
+    expect(await turnNow(order, b)).toBe('go');
+    send(order, b);
+    // A landing elsewhere during the next plan: every lane that plan queues is stale, none queued after it is done.
+    order.planBegins();
+    order.invalidate();
+    const c = order.enqueue(pod('c'), ['n4']);
+    order.planDone();
+    expect(await turnNow(order, c)).toBe('stale');
+    order.settle(c);
+    order.planBegins();
+    order.planDone();
+    const c2 = order.enqueue(pod('c'), ['n5']);
+    expect(await turnNow(order, c2)).toBe('go');
+  });
 });
