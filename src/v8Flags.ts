@@ -1,6 +1,8 @@
-// V8 options the operator changes while it runs: which memory-first options are in effect, and lifting one of them
-// for the few seconds a plan takes (the options themselves are set at start, cli/heapOptions.ts).
-import { setFlagsFromString } from 'node:v8';
+// V8 options the operator changes while it runs: which memory-first options are in effect, lifting one of them for
+// the few seconds a plan takes, and collecting a plan's garbage after it (the options themselves are set at start,
+// cli/heapOptions.ts).
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 /** The flags applyOperatorV8Flags set in this process. */
 const applied: string[] = [];
@@ -38,4 +40,42 @@ export function planFast<T>(plan: () => T): T {
   } finally {
     setFlagsFromString('--optimize-for-size');
   }
+}
+
+/** Heap growth since the last collection this module made, past which a plan's end collects (collectPlanGarbage). */
+const PLAN_GARBAGE_BYTES = 48 * 1024 * 1024;
+let heapAfterCollection = 0;
+/** V8's full collection, exposed on first use; null where it cannot be. */
+let fullCollection: (() => void) | null | undefined;
+
+function collector(): (() => void) | null {
+  if (fullCollection === undefined) {
+    try {
+      // The flag only exposes `gc` to contexts created after it is set: a new one hands it over (as Jest gets it).
+      setFlagsFromString('--expose-gc');
+      fullCollection = runInNewContext('gc') as () => void;
+      setFlagsFromString('--no-expose-gc');
+    } catch {
+      fullCollection = null;
+    }
+  }
+  return fullCollection;
+}
+
+/**
+ * After a paced run's plan, under the memory-first options: collects the plan's garbage when the heap has grown by
+ * more than PLAN_GARBAGE_BYTES since the last time. With 1 MiB semi-spaces a plan's structures outlive the young
+ * generation and are promoted, and V8 collects the old generation only once it has grown by a factor: at 1,000 nodes
+ * / 30,000 pods each step's plan left about 27 MiB there, and the heap reached 271–317 MiB before a collection
+ * (bench/RESULTS.md, issue 29). One full collection of that heap takes 0.1–0.2 s on a loaded machine, once every two
+ * plans or so; with V8's defaults (speed first) nothing is collected here. Returns whether it collected.
+ */
+export function collectPlanGarbage(heapUsed: () => number = () => getHeapStatistics().used_heap_size): boolean {
+  if (!optimizingForSize()) return false;
+  if (heapUsed() - heapAfterCollection < PLAN_GARBAGE_BYTES) return false;
+  const collect = collector();
+  if (collect === null) return false;
+  collect();
+  heapAfterCollection = heapUsed();
+  return true;
 }

@@ -52,7 +52,7 @@ import type { EvictionResult } from '../../metrics/names.js';
 import { isPodTerminal } from '../../model/pods.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycleSteps, type Move } from '../../planner/plan.js';
-import { planFast } from '../../v8Flags.js';
+import { collectPlanGarbage, planFast } from '../../v8Flags.js';
 import { runInSlices } from './planSlices.js';
 import { apportion } from '../../planner/prometheusMeasure.js';
 import type { RebalancePlan } from '../../model/plan.js';
@@ -179,6 +179,7 @@ export class PolicyRun {
       }),
       planFast,
     );
+    collectPlanGarbage();
     return { plan, moves };
   }
 
