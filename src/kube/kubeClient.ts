@@ -8,7 +8,6 @@ import { LimitedWatch } from './watch.js';
 
 export {
   ApiError,
-  connectionsFor,
   CredentialsError,
   FencedError,
   KubeTransport,

@@ -39,22 +39,6 @@ import { isEviction, isIdempotent, priorityOf, retryWaitMs } from './requestPoli
 /** Called when the server throttled a request and the limiter paused (for logs and tests). */
 export type ThrottleListener = (info: { url: string; retryAfterMs: number; status: number }) => void;
 
-/** Seconds of requests at the bucket's rate that the connections may hold in flight (connectionsFor). */
-const IN_FLIGHT_SECONDS = 6;
-const MIN_CONNECTIONS = 32;
-const MAX_CONNECTIONS = 256;
-
-/**
- * Connections for a client sending `qps` requests a second: enough that the token bucket, not the pool, sets the
- * pace while the API server takes up to IN_FLIGHT_SECONDS to answer (Little's law). A loaded API server answers an
- * eviction in seconds (it checks and updates the budget, then deletes the pod): 1.6 s at the median and 3.5 s at
- * p90 on the 30,000-pod bench, where 32 connections held 20 QPS to 13 evictions a second. client-go, over HTTP/2,
- * multiplexes hundreds of requests on one connection; over HTTP/1.1 Node needs a socket per request in flight.
- */
-export function connectionsFor(qps: number): number {
-  return Math.min(MAX_CONNECTIONS, Math.max(MIN_CONNECTIONS, Math.ceil(qps * IN_FLIGHT_SECONDS)));
-}
-
 export interface LimitedHttpOptions {
   readonly limiter: RateLimiter;
   readonly clock: Clock;
@@ -62,7 +46,7 @@ export interface LimitedHttpOptions {
   readonly maxThrottleRetries?: number;
   readonly userAgent?: string;
   readonly onThrottle?: ThrottleListener;
-  /** Connections kept to the API server, which bounds the requests in flight (default 32; see connectionsFor). */
+  /** Connections kept to the API server (default 32). */
   readonly maxSockets?: number;
   /** Checked immediately before an eviction is sent; false refuses to send it (FencedError). */
   readonly fence?: () => boolean;

@@ -31,7 +31,7 @@ import { CrdPresence } from './crdPresence.js';
 import { Manager } from './manager.js';
 import type { OnceResult, Operator } from './operatorApi.js';
 import { readClusterKubeVersion } from './clusterVersion.js';
-import { connectionsFor, createKubeClients, type ThrottleListener } from '../kube/kubeClient.js';
+import { createKubeClients, type ThrottleListener } from '../kube/kubeClient.js';
 import { MetricsReader } from '../kube/metricsReader.js';
 import { PrometheusReader } from '../kube/prometheusReader.js';
 import {
@@ -188,7 +188,6 @@ export function createOperator(deps: OperatorDeps): Operator {
   const limiter = createRateLimiter({ qps: deps.kubeApiQps, burst: deps.kubeApiBurst, clock });
   const clients = createKubeClients(deps.kubeConfig, {
     limiter,
-    maxSockets: connectionsFor(deps.kubeApiQps),
     clock,
     userAgent: deps.userAgent ?? `${COMPONENT} (${deps.identity})`,
     onThrottle:

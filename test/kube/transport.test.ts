@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { loadKubeconfig } from '../../src/kube/credentials.js';
-import { connectionsFor, createKubeClients, FencedError, type KubeClientOptions } from '../../src/kube/kubeClient.js';
+import { createKubeClients, FencedError, type KubeClientOptions } from '../../src/kube/kubeClient.js';
 import { createLeaderElector } from '../../src/kube/leaderElection.js';
 import { createRateLimiter } from '../../src/kube/rateLimiter.js';
 import {
@@ -264,22 +264,6 @@ describe('deadlines abort their request and free its socket (defect 4)', () => {
     await until('leading', () => ledAt !== undefined, 10_000);
     expect(ledAt! - answering).toBeLessThan(timings.leaseDurationMs + timings.retryPeriodMs);
     expect(elector.isLeader()).toBe(true);
-  });
-});
-
-describe('connections in flight', () => {
-  it('has room for six seconds of requests at the budget rate, from 32 to 256 connections', () => {
-    expect([1, 5, 20, 40, 100].map(connectionsFor)).toEqual([32, 32, 120, 240, 256]);
-  });
-
-  it('at the default QPS, 100 evictions the server holds are all in flight together, not 32 of them', async () => {
-    const held: ServerResponse[] = [];
-    const server = await fakeServer((_req, res) => void held.push(res));
-    const c = clients(server, { maxSockets: connectionsFor(20) });
-    const sent = Array.from({ length: 100 }, (_, i) => evict(c, `pod-${i}`));
-    await until('100 evictions at the server', () => evictions(server) === 100);
-    for (const res of held) json(res, 201, { kind: 'Status', status: 'Success' });
-    await Promise.all(sent);
   });
 });
 
