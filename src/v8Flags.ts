@@ -42,7 +42,7 @@ export function planFast<T>(plan: () => T): T {
   }
 }
 
-/** Heap growth since the last collection this module made, past which a plan's end collects (collectPlanGarbage). */
+/** Heap growth since the last collection this module made, past which a slice of a plan collects (planSlice). */
 const PLAN_GARBAGE_BYTES = 48 * 1024 * 1024;
 let heapAfterCollection = 0;
 /** V8's full collection, exposed on first use; null where it cannot be. */
@@ -63,12 +63,25 @@ function collector(): (() => void) | null {
 }
 
 /**
- * After a paced run's plan, under the memory-first options: collects the plan's garbage when the heap has grown by
- * more than PLAN_GARBAGE_BYTES since the last time. With 1 MiB semi-spaces a plan's structures outlive the young
- * generation and are promoted, and V8 collects the old generation only once it has grown by a factor: at 1,000 nodes
- * / 30,000 pods each step's plan left about 27 MiB there, and the heap reached 271–317 MiB before a collection
- * (bench/RESULTS.md, issue 29). One full collection of that heap takes 0.1–0.2 s on a loaded machine, once every two
- * plans or so; with V8's defaults (speed first) nothing is collected here. Returns whether it collected.
+ * One slice of a paced run's plan (operator/eviction/planSlices.ts): run fast (planFast), then, back under the
+ * memory-first options, the garbage collected if it has piled up (collectPlanGarbage). Checked after every slice, not
+ * only after the plan: a plan in slices lasts seconds while the run's evictions, answers and watch events go on, and
+ * V8 sizes the old generation at each of its own collections by the options in effect then, most often while a
+ * slice has --optimize-for-size lifted. At 30,000 pods, checked only after each plan, the heap reached 394 MiB.
+ */
+export function planSlice<T>(work: () => T): T {
+  const result = planFast(work);
+  collectPlanGarbage();
+  return result;
+}
+
+/**
+ * Under the memory-first options: collects a plan's garbage when the heap has grown by more than PLAN_GARBAGE_BYTES
+ * since the last time. With 1 MiB semi-spaces a plan's structures outlive the young generation and are promoted, and
+ * V8 collects the old generation only once it has grown by a factor: at 1,000 nodes / 30,000 pods each step's plan
+ * left about 27 MiB there, and the heap reached 271–317 MiB (bench/RESULTS.md, issue 29). One full collection of that
+ * heap takes 0.1–0.2 s on a loaded machine. With V8's defaults (speed first) nothing is collected here. Returns
+ * whether it collected.
  */
 export function collectPlanGarbage(heapUsed: () => number = () => getHeapStatistics().used_heap_size): boolean {
   if (!optimizingForSize()) return false;

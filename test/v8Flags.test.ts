@@ -2,7 +2,7 @@
 // once the heap has grown by 48 MiB since the last one; with V8's defaults it never collects.
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { collectPlanGarbage, noteAppliedFlags, optimizingForSize } from '../src/v8Flags.js';
+import { collectPlanGarbage, noteAppliedFlags, optimizingForSize, planSlice } from '../src/v8Flags.js';
 
 const MiB = 1024 * 1024;
 
@@ -35,5 +35,11 @@ describe('collectPlanGarbage', () => {
     const base = after;
     expect(collectPlanGarbage(() => base + 20 * MiB)).toBe(false);
     expect(collectPlanGarbage(() => base + 60 * MiB)).toBe(true);
+  });
+
+  it("a slice of a plan returns its work's result, and the memory-first options hold after it", () => {
+    // Still applied from the test above (the module's record of the flags `run` set).
+    expect(planSlice(() => 42)).toBe(42);
+    expect(optimizingForSize()).toBe(true);
   });
 });

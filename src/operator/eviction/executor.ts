@@ -52,7 +52,7 @@ import type { EvictionResult } from '../../metrics/names.js';
 import { isPodTerminal } from '../../model/pods.js';
 import { workloadKey } from '../../planner/budget.js';
 import { planCycleSteps, type Move } from '../../planner/plan.js';
-import { collectPlanGarbage, planFast } from '../../v8Flags.js';
+import { planSlice } from '../../v8Flags.js';
 import { runInSlices } from './planSlices.js';
 import { apportion } from '../../planner/prometheusMeasure.js';
 import type { RebalancePlan } from '../../model/plan.js';
@@ -177,9 +177,8 @@ export class PolicyRun {
         inFlight: this.order.inFlight(),
         ...(this.pacing || this.projecting ? { maxMoves: MOVES_PER_STEP } : {}),
       }),
-      planFast,
+      planSlice,
     );
-    collectPlanGarbage();
     return { plan, moves };
   }
 
