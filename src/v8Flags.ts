@@ -66,8 +66,9 @@ function collector(): (() => void) | null {
  * One slice of a paced run's plan (operator/eviction/planSlices.ts): run fast (planFast), then, back under the
  * memory-first options, the garbage collected if it has piled up (collectPlanGarbage). Checked after every slice, not
  * only after the plan: a plan in slices lasts seconds while the run's evictions, answers and watch events go on, and
- * V8 sizes the old generation at each of its own collections by the options in effect then, most often while a
- * slice has --optimize-for-size lifted. At 30,000 pods, checked only after each plan, the heap reached 394 MiB.
+ * at 30,000 pods, checked only after each plan, the heap reached 394 MiB. (V8 sizes the old generation at each of its
+ * own collections by the options in effect then, so the collections inside a slice, with --optimize-for-size lifted,
+ * may well have let it grow.)
  */
 export function planSlice<T>(work: () => T): T {
   const result = planFast(work);
