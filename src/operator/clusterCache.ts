@@ -53,6 +53,8 @@ export { workloadWaitKey, pdbWaitKey };
 
 export class ClusterCache {
   private readonly nodes = new Map<string, NodeInfo>();
+  /** When each node was last added or changed what the scheduler filters and scores on (nodeChangedAfter). */
+  private readonly nodeChangedAt = new Map<string, number>();
   private readonly pods = new Map<string, PodEntry>();
   private readonly podsByWorkload = new Map<string, Map<string, PodInfo>>();
   private readonly pdbs = new Map<string, PdbEntry>();
@@ -94,9 +96,27 @@ export class ClusterCache {
   // ---- informer handlers -------------------------------------------------------------------------------------
 
   readonly nodeHandlers: InformerHandlers<NodeInfo> = {
-    upsert: (e) => this.apply(e, (v) => this.nodes.set(v.name, v)),
-    remove: (e) => this.change(() => this.nodes.delete(e.metadata.name)),
+    upsert: (e) =>
+      this.apply(e, (v) => {
+        const before = this.nodes.get(v.name);
+        if (before === undefined || schedulingChanged(before, v)) this.nodeChangedAt.set(v.name, this.clock.now());
+        this.nodes.set(v.name, v);
+      }),
+    remove: (e) =>
+      this.change(() => {
+        this.nodes.delete(e.metadata.name);
+        this.nodeChangedAt.delete(e.metadata.name);
+      }),
   };
+
+  /**
+   * Whether `node` was added, or its taints, schedulability, readiness, labels or allocatable changed, after `at`
+   * (this cache's clock): a replacement that landed there may have done so because of that change, which a plan made
+   * before it could not see (a node back from NotReady, uncordoned, added by an autoscaler).
+   */
+  nodeChangedAfter(node: string, at: number): boolean {
+    return (this.nodeChangedAt.get(node) ?? -Infinity) > at;
+  }
 
   readonly podHandlers: InformerHandlers<PodEntry> = {
     upsert: (e) => {
@@ -371,4 +391,19 @@ export class ClusterCache {
   notify(key: string): void {
     this.waiters.notify(key);
   }
+}
+
+/** Whether the scheduler could place a pod differently on `after` than on `before` (status images aside). */
+function schedulingChanged(before: NodeInfo, after: NodeInfo): boolean {
+  return (
+    before.unschedulable !== after.unschedulable ||
+    before.ready !== after.ready ||
+    !sameJson(before.taints, after.taints) ||
+    !sameJson(before.labels, after.labels) ||
+    !sameJson(before.allocatable, after.allocatable)
+  );
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }

@@ -3,7 +3,8 @@
 //
 // Each replacement that landed counts once: on the predicted target or a node scored equal to it (as predicted), or
 // elsewhere. One unscheduled is not counted here: a replacement that cannot be placed is the ReplacementPending
-// pause's business. When UNRELIABLE_AFTER of the last LANDING_WINDOW landed elsewhere, the scheduler is not the one
+// pause's business. Nor one elsewhere on a node added or changed after the plan read the cluster (a node back from
+// NotReady takes every replacement until it fills up): the plan could not see it, and the model is not in question. When UNRELIABLE_AFTER of the last LANDING_WINDOW landed elsewhere, the scheduler is not the one
 // the operator models (a configuration it was not given, an out-of-tree plugin, a mutating webhook): the policy
 // turns Degraded (PredictionsUnreliable) and evicts nothing by prediction until its spec (generation) or the
 // scheduler configuration it predicts with changes. Either change starts a fresh window: the old misses said
@@ -86,6 +87,9 @@ export class LandingRecord {
     at: { readonly time: string; readonly generation: number; readonly schedulerConfig: string },
   ): UnreliableStatus | undefined {
     if (landing.outcome === 'unscheduled') return undefined;
+    // A node that changed after the plan (back from NotReady, uncordoned, new) explains the miss: the model is not
+    // in question, so it is neither counted nor taken as the last miss.
+    if (landing.nodeChangedSincePlan === true) return undefined;
     this.recent.push(landing.outcome);
     if (this.recent.length > LANDING_WINDOW) this.recent.splice(0, this.recent.length - LANDING_WINDOW);
     if (landing.outcome === 'elsewhere') {

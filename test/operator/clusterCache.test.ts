@@ -19,6 +19,31 @@ import { ManualClock } from './fakes.js';
 const web = (name: string) => makePod(name, 'shop').deployment('web').node('n1');
 
 describe('cluster cache', () => {
+  it('knows when a node was added or changed what the scheduler filters and scores on, and nothing else', async () => {
+    const clock = new ManualClock();
+    const cache = newCache(clock, [makeNode('n1').zone('zone-a')]);
+    const planned = clock.now();
+    await clock.advance(1000);
+    // A status write that changes nothing the scheduler reads (the same node again).
+    apply(cache, [makeNode('n1').zone('zone-a')]);
+    expect(cache.nodeChangedAfter('n1', planned)).toBe(false);
+    // Back from NotReady: the lifecycle controller's taint is gone. Added later: a new node.
+    apply(cache, [makeNode('n1').zone('zone-a').taint('node.kubernetes.io/unreachable', undefined, 'NoSchedule')]);
+    const tainted = clock.now();
+    await clock.advance(1000);
+    apply(cache, [makeNode('n1').zone('zone-a'), makeNode('n2').zone('zone-a')]);
+    expect(cache.nodeChangedAfter('n1', planned)).toBe(true);
+    expect(cache.nodeChangedAfter('n1', tainted)).toBe(true);
+    expect(cache.nodeChangedAfter('n2', tainted)).toBe(true);
+    expect(cache.nodeChangedAfter('n1', clock.now())).toBe(false);
+    apply(cache, [makeNode('n1').zone('zone-a').unschedulable()]);
+    const cordoned = clock.now();
+    await clock.advance(1000);
+    apply(cache, [makeNode('n1').zone('zone-a').unschedulable().label('team', 'a')]);
+    expect(cache.nodeChangedAfter('n1', cordoned)).toBe(true);
+    expect(cache.nodeChangedAfter('gone', 0)).toBe(false);
+  });
+
   it('resolves volume topology per snapshot, so a claim bound after its pod arrived still counts', () => {
     const cache = newCache(new ManualClock(), [
       makeNode('n1').zone('zone-a'),

@@ -84,6 +84,16 @@ describe('LandingRecord', () => {
     expect(record.status()?.share).toBe('8/10');
   });
 
+  it('a miss on a node added or changed after the plan is not counted: three of them leave predictions trusted', () => {
+    const record = new LandingRecord(undefined);
+    for (let i = 0; i < 3; i++) {
+      expect(record.add({ ...landing('elsewhere', i), nodeChangedSincePlan: true }, at())).toBeUndefined();
+    }
+    expect(record.status()).toBeUndefined();
+    record.add(landing('elsewhere', 3), at());
+    expect(record.status()).toMatchObject({ recent: ['elsewhere'], share: '0/1', lastMiss: { pod: 'shop/web-3' } });
+  });
+
   it('an unscheduled replacement is not counted (the ReplacementPending pause covers it)', () => {
     const record = new LandingRecord(undefined);
     for (let i = 0; i < 5; i++) record.add(landing('unscheduled', i), at());

@@ -149,6 +149,7 @@ export class PolicyRun {
   }
 
   private async plan(): Promise<RunPlan> {
+    const readAt = this.deps.clock.now();
     const cached =
       this.projection?.snapshot ?? this.deps.cache.snapshot((key, entry) => this.deps.ledger.outstanding(key, entry));
     const measured = this.opts.metrics === undefined ? cached : { ...cached, metrics: this.opts.metrics };
@@ -179,6 +180,7 @@ export class PolicyRun {
       }),
       planSlice,
     );
+    for (const move of moves) this.plannedAt.set(move, readAt);
     return { plan, moves };
   }
 
@@ -259,6 +261,9 @@ export class PolicyRun {
       projected: this.projection !== undefined,
     };
   }
+
+  /** When the cache was read for the plan that made each move (the landing check asks what changed since). */
+  private readonly plannedAt = new WeakMap<Move, number>();
 
   /** Paced lanes whose eviction has not been answered yet: queued, waiting for a budget or a token, or in flight. */
   private unsent = 0;
@@ -476,8 +481,16 @@ export class PolicyRun {
   private watchLanding(move: Move, paced: EvictionRecord): void {
     const timeoutMs = this.opts.policy.spec.eviction.replacementTimeoutMs;
     const done = watchLanding(this.deps.cache, paced, move, timeoutMs, this.halt.signal)
-      .then((landing: Landing | undefined) => {
-        if (landing === undefined) return;
+      .then((seen: Landing | undefined) => {
+        if (seen === undefined) return;
+        const plannedAt = this.plannedAt.get(move);
+        const landing =
+          seen.outcome === 'elsewhere' &&
+          seen.node !== undefined &&
+          plannedAt !== undefined &&
+          this.deps.cache.nodeChangedAfter(seen.node, plannedAt)
+            ? { ...seen, nodeChangedSincePlan: true }
+            : seen;
         reportLanding(landing, this.opts.policy.name, {
           metrics: this.deps.metrics,
           events: this.deps.events,

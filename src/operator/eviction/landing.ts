@@ -13,4 +13,9 @@ export interface Landing {
   readonly replacement: PodInfo | undefined;
   /** The node it was bound to; undefined when unscheduled. */
   readonly node: string | undefined;
+  /**
+   * Elsewhere, on a node added or changed (taints, schedulability, labels, capacity) after the plan read the cluster:
+   * a miss the plan could not have foreseen, which says nothing about the model (landingRecord.ts does not count it).
+   */
+  readonly nodeChangedSincePlan?: boolean;
 }

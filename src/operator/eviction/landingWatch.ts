@@ -74,6 +74,7 @@ export function reportLanding(
     ties: move.ties.length,
     node,
     outcome: landing.outcome,
+    ...(landing.nodeChangedSincePlan === true ? { nodeChangedSincePlan: true } : {}),
   };
   if (landing.outcome !== 'elsewhere' || replacement === undefined) {
     deps.log.info(fields, `replacement landed: ${landing.outcome}`);
@@ -81,7 +82,10 @@ export function reportLanding(
   }
   const message =
     `Replacement of ${evicted} (evicted by RebalancePolicy ${policy}, ${move.strategy}) landed on ${node ?? ''}, ` +
-    `not where predicted: ${predictionText(move)}`;
+    `not where predicted: ${predictionText(move)}` +
+    (landing.nodeChangedSincePlan === true
+      ? `; ${node ?? ''} was added or changed (taints, schedulability, labels or capacity) after the plan read the cluster, so this miss is not counted against the predictions`
+      : '');
   deps.log.warn(fields, message);
   deps.events.record(
     { apiVersion: 'v1', kind: 'Pod', namespace: replacement.namespace, name: replacement.name, uid: replacement.uid },
