@@ -77,8 +77,11 @@ class FakeScheduler implements Evictor {
     private readonly choose: (free: string[]) => string,
     private readonly related = false,
     private readonly bindAfter = 1,
+    /** What else happens in the cluster between the eviction and the binding. */
+    private readonly meanwhile?: () => Promise<void>,
   ) {}
-  evict(target: EvictionTarget): Promise<void> {
+  async evict(target: EvictionTarget): Promise<void> {
+    await this.meanwhile?.();
     const evicted = this.cache.pod(target.namespace, target.name)!;
     deletePod(this.cache, target.namespace, target.name);
     this.timeline.push(`evict ${target.name}`);
@@ -91,16 +94,29 @@ class FakeScheduler implements Evictor {
         apply(this.cache, [pod(workload, `${workload}-new`, node, this.related)]);
       }
     }
-    return Promise.resolve();
   }
 }
 
-function setup(choose: (free: string[]) => string, opts: { related?: boolean; bindAfter?: number } = {}) {
+function setup(
+  choose: (free: string[]) => string,
+  opts: {
+    related?: boolean;
+    bindAfter?: number;
+    meanwhile?: (cache: ClusterCache, clock: ManualClock) => Promise<void>;
+  } = {},
+) {
   const clock = new ManualClock();
   const cache = cluster(clock, opts.related);
   const registry = new Registry();
   const events = new FakeEvents();
-  const scheduler = new FakeScheduler(cache, choose, opts.related, opts.bindAfter);
+  const meanwhile = opts.meanwhile;
+  const scheduler = new FakeScheduler(
+    cache,
+    choose,
+    opts.related,
+    opts.bindAfter,
+    meanwhile === undefined ? undefined : () => meanwhile(cache, clock),
+  );
   const { logger, lines } = captureLogger();
   const policy = parsePolicy(
     makePolicy('p', {
@@ -230,6 +246,23 @@ describe('the closed loop', () => {
       target: { kind: 'Pod', name: 'web-new' },
       message: expect.stringMatching(/landed on n-a, not where predicted: n-b1 \(or a node scored equal: n-b2\)$/),
     });
+  });
+
+  it('a miss on a node that changed after the plan (back from NotReady) is reported, and not counted against the model', async () => {
+    // n-a changes after the plan read the cluster (a label here; on the bench, a NotReady taint lifted), before the
+    // replacement binds there.
+    const { run, registry, events, landings } = setup(() => 'n-a', {
+      meanwhile: async (cache, clock) => {
+        await clock.advance(1000);
+        apply(cache, [makeNode('n-a').zone('zone-a').label('recovered', 'true')]);
+      },
+    });
+    await run();
+    expect(landings[0]).toMatchObject({ outcome: 'elsewhere', node: 'n-a', nodeChangedSincePlan: true });
+    expect(await landingMetric(registry)).toMatchObject({ elsewhere: landings.length });
+    expect(events.recorded.find((e) => e.reason === 'LandedElsewhere')?.message).toMatch(
+      /n-a was added or changed .* after the plan read the cluster, so this miss is not counted against the predictions$/,
+    );
   });
 
   it('with predictions unreliable, nothing is evicted by prediction', async () => {
