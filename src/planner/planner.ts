@@ -102,11 +102,7 @@ export class Planner {
     this.rules.fixViolations(late);
   }
 
-  balanceGroups(): void {
-    this.spread.balanceGroups();
-  }
-
-  /** balanceGroups in steps (steps.ts). */
+  /** The spread groups, most excess first, in steps (steps.ts): one after each group. */
   balanceGroupSteps(): PlanSteps<void> {
     return this.spread.balanceGroupSteps();
   }

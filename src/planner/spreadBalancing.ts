@@ -12,7 +12,7 @@ import type { GroupState } from '../scheduling/clusterState.js';
 import type { SkewStrategy } from '../strategies/types.js';
 import { compareCandidates, replicaKey } from './candidates.js';
 import { searchGroup, type SearchContext } from './spreadSearch.js';
-import { finish, type PlanSteps } from './steps.js';
+import type { PlanSteps } from './steps.js';
 import type { AttemptRules, PlanTransaction } from './transaction.js';
 
 export class SpreadBalancer implements SearchContext {
@@ -30,11 +30,7 @@ export class SpreadBalancer implements SearchContext {
     return Math.max(0, skewTuple(g.counts, g.group.constraint.minDomains)[0] - g.group.constraint.maxSkew);
   }
 
-  balanceGroups(): void {
-    finish(this.balanceGroupSteps());
-  }
-
-  /** balanceGroups in steps: one after each group balanced or searched (steps.ts). */
+  /** Balances the groups a skew strategy acts on, most excess first; a step after each group balanced or searched. */
   *balanceGroupSteps(): PlanSteps<void> {
     const groups = [...this.tx.state.groups()]
       .filter((g) => this.tx.skewStrategyOf(g.group) !== undefined && g.group.skew > g.group.constraint.maxSkew)
