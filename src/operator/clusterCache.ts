@@ -13,6 +13,7 @@
 import type { KubeVersion } from '../model/kubeVersion.js';
 import { isObj } from '../model/rawJson.js';
 import { matchesSelector } from '../model/labels.js';
+import { nodeChange } from '../model/nodeChange.js';
 import { pdbKey } from '../model/pdb.js';
 import type {
   ClusterSnapshot,
@@ -53,7 +54,7 @@ export { workloadWaitKey, pdbWaitKey };
 
 export class ClusterCache {
   private readonly nodes = new Map<string, NodeInfo>();
-  /** When each node was last added or changed what the scheduler filters and scores on (nodeChangedAfter). */
+  /** When each node was last added or changed so that pods may land where they could not (nodeChangedAfter). */
   private readonly nodeChangedAt = new Map<string, number>();
   private readonly pods = new Map<string, PodEntry>();
   private readonly podsByWorkload = new Map<string, Map<string, PodInfo>>();
@@ -99,7 +100,7 @@ export class ClusterCache {
     upsert: (e) =>
       this.apply(e, (v) => {
         const before = this.nodes.get(v.name);
-        if (before === undefined || schedulingChanged(before, v)) this.nodeChangedAt.set(v.name, this.clock.now());
+        if (nodeChange(before, v) !== undefined) this.nodeChangedAt.set(v.name, this.clock.now());
         this.nodes.set(v.name, v);
       }),
     remove: (e) =>
@@ -110,9 +111,9 @@ export class ClusterCache {
   };
 
   /**
-   * Whether `node` was added, or its taints, schedulability, readiness, labels or allocatable changed, after `at`
-   * (this cache's clock): a replacement that landed there may have done so because of that change, which a plan made
-   * before it could not see (a node back from NotReady, uncordoned, added by an autoscaler).
+   * Whether `node` was added, became Ready or schedulable, or changed its labels or taints after `at` (this cache's
+   * clock; model/nodeChange.ts): a replacement that landed there may have done so because of that change, which a
+   * plan made before it could not see (a node back from NotReady, uncordoned, added by an autoscaler).
    */
   nodeChangedAfter(node: string, at: number): boolean {
     return (this.nodeChangedAt.get(node) ?? -Infinity) > at;
@@ -391,19 +392,4 @@ export class ClusterCache {
   notify(key: string): void {
     this.waiters.notify(key);
   }
-}
-
-/** Whether the scheduler could place a pod differently on `after` than on `before` (status images aside). */
-function schedulingChanged(before: NodeInfo, after: NodeInfo): boolean {
-  return (
-    before.unschedulable !== after.unschedulable ||
-    before.ready !== after.ready ||
-    !sameJson(before.taints, after.taints) ||
-    !sameJson(before.labels, after.labels) ||
-    !sameJson(before.allocatable, after.allocatable)
-  );
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }

@@ -120,6 +120,12 @@ const LEASE_BURST = 10;
 /** The recorder hands at most 4 Events to its client at a time (events.ts), so 4 connections serve them. */
 const EVENT_SOCKETS = 4;
 
+/** The replica's User-Agent, with what a client of its own is for (`events`, `leader-election`...). */
+function userAgentOf(deps: OperatorDeps, purpose?: string): string {
+  const base = deps.userAgent ?? `${COMPONENT} (${deps.identity})`;
+  return purpose === undefined ? base : `${base} ${purpose}`;
+}
+
 /** A fencing controller: every queued eviction listens on its signal at once (a thousand in a large run). */
 function fence(): AbortController {
   const controller = new AbortController();
@@ -167,7 +173,7 @@ function electorFor(
       namespace: deps.namespace,
       name,
       identity: deps.identity,
-      userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} leader-election`,
+      userAgent: userAgentOf(deps, 'leader-election'),
       qps: LEASE_QPS,
       burst: LEASE_BURST,
       leaseDurationMs: deps.leaderElection?.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS,
@@ -189,7 +195,7 @@ export function createOperator(deps: OperatorDeps): Operator {
   const clients = createKubeClients(deps.kubeConfig, {
     limiter,
     clock,
-    userAgent: deps.userAgent ?? `${COMPONENT} (${deps.identity})`,
+    userAgent: userAgentOf(deps),
     onThrottle:
       deps.onThrottle ??
       ((info) =>
@@ -205,18 +211,15 @@ export function createOperator(deps: OperatorDeps): Operator {
   // Events have a bucket of their own at the same QPS and burst, as the descheduler's event client and
   // controller-runtime's recorder do (ADR 0019): the record of a run never takes a token from its evictions, and is
   // not held back until they leave a gap.
-  const eventClients = createKubeClients(deps.kubeConfig, {
-    limiter: createRateLimiter({ qps: deps.kubeApiQps, burst: deps.kubeApiBurst, clock }),
-    clock,
-    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} events`,
-    maxSockets: EVENT_SOCKETS,
-  });
-  const leaseClients = createKubeClients(deps.kubeConfig, {
-    limiter: createRateLimiter({ qps: LEASE_QPS, burst: LEASE_BURST, clock }),
-    clock,
-    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} leader-election`,
-    maxSockets: 2,
-  });
+  const ownClients = (purpose: string, qps: number, burst: number, maxSockets: number) =>
+    createKubeClients(deps.kubeConfig, {
+      limiter: createRateLimiter({ qps, burst, clock }),
+      clock,
+      userAgent: userAgentOf(deps, purpose),
+      maxSockets,
+    });
+  const eventClients = ownClients('events', deps.kubeApiQps, deps.kubeApiBurst, EVENT_SOCKETS);
+  const leaseClients = ownClients('leader-election', LEASE_QPS, LEASE_BURST, 2);
   const metrics = createMetrics(deps.registry);
   const cache = new ClusterCache(clock);
   const crd = new CrdPresence(logger);
@@ -386,7 +389,7 @@ export function createOperator(deps: OperatorDeps): Operator {
   };
   const authReviews = createAuthReviewClients(deps.kubeConfig, {
     clock,
-    userAgent: `${deps.userAgent ?? `${COMPONENT} (${deps.identity})`} metrics-auth`,
+    userAgent: userAgentOf(deps, 'metrics-auth'),
   });
 
   // What shutdown() asks of the parts that stop last: release the Lease (false simulates a crash) and flush Events.

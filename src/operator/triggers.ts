@@ -1,37 +1,19 @@
 // Event triggers (spec.triggers): besides its schedule, a policy runs a cycle, after its debounce, when
-// - a node is added, becomes Ready or schedulable, or changes labels or taints (every policy with nodeChanges on);
+// - a node is added, becomes Ready or schedulable, or changes labels or taints (model/nodeChange.ts; every policy
+//   with nodeChanges on);
 // - the policy itself is created or its spec changes (metadata.generation moved).
 // Only changes seen after the caches synced count: the first list of a starting operator is not a change.
 // A node going NotReady or being cordoned is not a trigger (nothing can be moved onto it), though the taints the
 // node controller adds then are.
 import type { Logger } from 'pino';
-import type { NodeInfo, Taint } from '../model/types.js';
+import { nodeChange } from '../model/nodeChange.js';
+import type { NodeInfo } from '../model/types.js';
 import type { Clock } from '../clock.js';
 import type { PolicyEntry } from './clusterCache.js';
 import { Debouncer, type CycleTrigger, type Fired } from './debounce.js';
 import type { Cached, InformerHandlers } from '../kube/informers.js';
 
-function taintText(t: Taint): string {
-  return `${t.key}=${t.value}:${t.effect}`;
-}
-
-function sameLabels(a: NodeInfo['labels'], b: NodeInfo['labels']): boolean {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
-}
-
-/** What changed about a node that may let pods move, or undefined (heartbeats, capacity, going NotReady). */
-export function nodeChange(previous: NodeInfo | undefined, next: NodeInfo): string | undefined {
-  const name = next.name;
-  if (previous === undefined) return `node ${name} added`;
-  if (!previous.ready && next.ready) return `node ${name} became Ready`;
-  if (previous.unschedulable && !next.unschedulable) return `node ${name} became schedulable`;
-  if (!sameLabels(previous.labels, next.labels)) return `labels of node ${name} changed`;
-  const before = previous.taints.map(taintText).sort().join(',');
-  const after = next.taints.map(taintText).sort().join(',');
-  if (before !== after) return `taints of node ${name} changed (${before || 'none'} → ${after || 'none'})`;
-  return undefined;
-}
+export { nodeChange };
 
 export interface TriggerDeps {
   readonly clock: Clock;

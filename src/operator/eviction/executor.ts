@@ -480,17 +480,9 @@ export class PolicyRun {
    */
   private watchLanding(move: Move, paced: EvictionRecord): void {
     const timeoutMs = this.opts.policy.spec.eviction.replacementTimeoutMs;
-    const done = watchLanding(this.deps.cache, paced, move, timeoutMs, this.halt.signal)
-      .then((seen: Landing | undefined) => {
-        if (seen === undefined) return;
-        const plannedAt = this.plannedAt.get(move);
-        const landing =
-          seen.outcome === 'elsewhere' &&
-          seen.node !== undefined &&
-          plannedAt !== undefined &&
-          this.deps.cache.nodeChangedAfter(seen.node, plannedAt)
-            ? { ...seen, nodeChangedSincePlan: true }
-            : seen;
+    const done = watchLanding(this.deps.cache, paced, move, timeoutMs, this.halt.signal, this.plannedAt.get(move))
+      .then((landing: Landing | undefined) => {
+        if (landing === undefined) return;
         reportLanding(landing, this.opts.policy.name, {
           metrics: this.deps.metrics,
           events: this.deps.events,

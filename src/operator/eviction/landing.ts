@@ -14,7 +14,7 @@ export interface Landing {
   /** The node it was bound to; undefined when unscheduled. */
   readonly node: string | undefined;
   /**
-   * Elsewhere, on a node added or changed (taints, schedulability, labels, capacity) after the plan read the cluster:
+   * Elsewhere, on a node added or changed (model/nodeChange.ts) after the plan read the cluster:
    * a miss the plan could not have foreseen, which says nothing about the model (landingRecord.ts does not count it).
    */
   readonly nodeChangedSincePlan?: boolean;

@@ -31,7 +31,8 @@ export interface LandingWatch {
 
 /**
  * Resolves once a replacement of the evicted pod is bound to a node, or at `timeoutMs` as unscheduled; undefined
- * when `signal` fires first (nothing is known).
+ * when `signal` fires first (nothing is known). `plannedAt`: when the plan read the cache; a landing elsewhere on a
+ * node that changed after it is marked so (Landing.nodeChangedSincePlan).
  */
 export async function watchLanding(
   cache: ClusterCache,
@@ -39,6 +40,7 @@ export async function watchLanding(
   move: Move,
   timeoutMs: number,
   signal: AbortSignal,
+  plannedAt?: number,
 ): Promise<Landing | undefined> {
   const fresh = (): PodInfo[] => cache.workloadPods(watch.workload).filter((p) => !watch.podsBefore.has(p.uid));
   const bound = (): PodInfo | undefined => fresh().find((p) => p.nodeName !== undefined);
@@ -46,7 +48,16 @@ export async function watchLanding(
   const replacement = bound();
   if (replacement === undefined && signal.aborted) return undefined;
   const node = replacement?.nodeName;
-  return { move, outcome: classifyLanding(move, node), replacement: replacement ?? fresh()[0], node };
+  const outcome = classifyLanding(move, node);
+  const changed =
+    outcome === 'elsewhere' && node !== undefined && plannedAt !== undefined && cache.nodeChangedAfter(node, plannedAt);
+  return {
+    move,
+    outcome,
+    replacement: replacement ?? fresh()[0],
+    node,
+    ...(changed ? { nodeChangedSincePlan: true } : {}),
+  };
 }
 
 /** `n-b1` or `n-b1 (or a node scored equal: n-b2, n-b3)`. */
@@ -84,7 +95,7 @@ export function reportLanding(
     `Replacement of ${evicted} (evicted by RebalancePolicy ${policy}, ${move.strategy}) landed on ${node ?? ''}, ` +
     `not where predicted: ${predictionText(move)}` +
     (landing.nodeChangedSincePlan === true
-      ? `; ${node ?? ''} was added or changed (taints, schedulability, labels or capacity) after the plan read the cluster, so this miss is not counted against the predictions`
+      ? `; ${node ?? ''} was added or changed (became Ready or schedulable, or its labels or taints) after the plan read the cluster, so this miss is not counted against the predictions`
       : '');
   deps.log.warn(fields, message);
   deps.events.record(
