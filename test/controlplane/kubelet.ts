@@ -6,8 +6,11 @@
 //  - deletes terminating pods (deletionTimestamp set, e.g. by an eviction) with grace 0 after a configurable grace;
 //  - on request, reports a running pod's containers restarted N times (reportRestarts) or the pod Failed with a
 //    reason and exit code (reportFailed), as a kubelet does after crash loops or an OOM kill.
-// It watches pods with a plain list + watch loop that relists after any error, so it rides through API server and
-// etcd restarts like a kubelet does.
+//  - reports its node Ready again when the node lifecycle controller marked it Unknown (Lease renewals that did not
+//    get through in its grace period, e.g. while etcd restarts on a loaded machine), as a kubelet's status loop does:
+//    otherwise the node stayed NotReady, and unschedulable, for the rest of the test.
+// It watches pods and nodes with plain list + watch loops that relist after any error, so it rides through API server
+// and etcd restarts like a kubelet does.
 import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 
@@ -45,6 +48,9 @@ export const ZONE = 'topology.kubernetes.io/zone';
 export const HOSTNAME = 'kubernetes.io/hostname';
 
 const MAX_IN_FLIGHT = 32;
+
+type PodList = { items: k8s.V1Pod[]; metadata?: { resourceVersion?: string } };
+type NodeList = { items: k8s.V1Node[]; metadata?: { resourceVersion?: string } };
 
 const MERGE = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
@@ -101,7 +107,9 @@ export class StandInKubelet {
   private readonly seen = new Map<string, 'reported' | 'scheduled' | 'left' | 'deleting'>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private leaseTimer: NodeJS.Timeout | undefined;
-  private request: AbortController | undefined;
+  private readonly requests = new Set<AbortController>();
+  /** Nodes whose Ready=True report is queued or in flight. */
+  private readonly reportingReady = new Set<string>();
   private stopped = false;
   private ipCounter = 1;
   private readonly queue: Array<() => Promise<void>> = [];
@@ -174,7 +182,18 @@ export class StandInKubelet {
     this.leaseTimer = setInterval(() => {
       for (const node of this.nodes) void this.renewLease(node);
     }, renewEvery);
-    void this.watchLoop();
+    void this.watchLoop(
+      '/api/v1/pods',
+      { fieldSelector: 'spec.nodeName!=' },
+      async () => (await this.core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName!=' })) as PodList,
+      (phase, pod) => this.onPod(phase, pod),
+    );
+    void this.watchLoop(
+      '/api/v1/nodes',
+      {},
+      async () => (await this.core.listNode()) as NodeList,
+      (phase, node) => this.onNode(phase, node),
+    );
   }
 
   stop(): void {
@@ -182,7 +201,7 @@ export class StandInKubelet {
     if (this.leaseTimer !== undefined) clearInterval(this.leaseTimer);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    this.request?.abort();
+    for (const r of this.requests) r.abort();
     this.agent.destroy();
   }
 
@@ -248,22 +267,28 @@ export class StandInKubelet {
     }
   }
 
-  private async watchLoop(): Promise<void> {
+  private async watchLoop<T>(
+    path: string,
+    query: Record<string, string>,
+    list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>,
+    onEvent: (phase: string, object: T) => void,
+  ): Promise<void> {
     const watch = new k8s.Watch(this.kubeConfig);
     while (!this.stopped) {
       try {
-        const list = await this.core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName!=' });
-        for (const pod of list.items) this.onPod('ADDED', pod);
+        const listed = await list();
+        for (const item of listed.items) onEvent('ADDED', item);
         await new Promise<void>((resolve) => {
           void watch
             .watch(
-              '/api/v1/pods',
-              { fieldSelector: 'spec.nodeName!=', resourceVersion: list.metadata?.resourceVersion },
-              (phase: string, pod: k8s.V1Pod) => this.onPod(phase, pod),
+              path,
+              { ...query, resourceVersion: listed.metadata?.resourceVersion },
+              (phase: string, object: T) => onEvent(phase, object),
               () => resolve(),
             )
             .then((controller) => {
-              this.request = controller;
+              this.requests.add(controller);
+              controller.signal.addEventListener('abort', () => this.requests.delete(controller));
               if (this.stopped) controller.abort();
             })
             .catch(() => resolve());
@@ -273,6 +298,43 @@ export class StandInKubelet {
       }
       if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 300));
     }
+  }
+
+  /** One of its nodes no longer Ready=True (the lifecycle controller set Unknown): report it Ready, once at a time. */
+  private onNode(phase: string, node: k8s.V1Node): void {
+    const name = node.metadata?.name;
+    if (phase === 'DELETED' || name === undefined || !this.nodes.has(name)) return;
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.status === 'True' || this.reportingReady.has(name)) return;
+    this.reportingReady.add(name);
+    this.later(0, async () => {
+      try {
+        const now = new Date();
+        await this.core.patchNodeStatus(
+          {
+            name,
+            body: {
+              status: {
+                // A merge patch replaces the list: Ready is the only condition the stand-in reports.
+                conditions: [
+                  {
+                    type: 'Ready',
+                    status: 'True',
+                    reason: 'KubeletReady',
+                    message: 'stand-in kubelet',
+                    lastHeartbeatTime: now,
+                    lastTransitionTime: now,
+                  },
+                ],
+              },
+            },
+          },
+          MERGE,
+        );
+      } finally {
+        this.reportingReady.delete(name);
+      }
+    });
   }
 
   private onPod(phase: string, pod: k8s.V1Pod): void {

@@ -1,6 +1,7 @@
 // The harness itself against the real control plane: the scheduler binds, the stand-in kubelet reports Ready, the
-// ReplicaSet controller replaces an evicted pod, the disruption controller keeps PDB status, stop() leaves no
-// process and no folder behind, and feature gates reach each component as its release accepts them.
+// ReplicaSet controller replaces an evicted pod, the disruption controller keeps PDB status, a node marked Unknown is
+// reported Ready again, stop() leaves no process and no folder behind, and feature gates reach each component as its
+// release accepts them.
 import { existsSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,6 +142,42 @@ describe.skipIf(!controlPlaneAvailable())('real control plane harness', () => {
     expect(pending.spec?.nodeName).toBeDefined();
     expect(pending.status?.phase).toBe('Pending');
     kubelet.options.readiness = undefined;
+  });
+
+  it('a node the lifecycle controller marked Unknown is reported Ready again, as a kubelet status loop does', async () => {
+    const core = cp.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    const now = new Date();
+    // What the node lifecycle controller writes when a node's Lease was not renewed within its grace period.
+    await core.patchNodeStatus(
+      {
+        name: 'zone-b-1',
+        body: {
+          status: {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'Unknown',
+                reason: 'NodeStatusUnknown',
+                message: 'Kubelet stopped posting node status.',
+                lastHeartbeatTime: now,
+                lastTransitionTime: now,
+              },
+            ],
+          },
+        },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const ready = await waitFor(
+      async () => {
+        const node = await core.readNode({ name: 'zone-b-1' });
+        const condition = node.status?.conditions?.find((c) => c.type === 'Ready');
+        return condition?.status === 'True' ? condition : undefined;
+      },
+      20_000,
+      'zone-b-1 Ready again',
+    );
+    expect(ready.reason).toBe('KubeletReady');
   });
 
   it('stop() ends every process by pid and removes the folder', async () => {

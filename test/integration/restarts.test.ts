@@ -3,7 +3,7 @@
 // informers recover on their own, the fault is reported, and the job is finished by the run or the next cycles. At
 // the server: no pod evicted twice, every eviction that reached it answered 201, and no Deployment below its PDB
 // floor at any moment (watched).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { controlPlaneAvailable } from '../controlplane/index.js';
 import {
   createPolicy,
@@ -61,6 +61,16 @@ describe.skipIf(!controlPlaneAvailable())('a control plane restart mid-run', () 
       });
       const kubeconfig = await c.cp.serviceAccountKubeconfig(OPERATOR_NAMESPACE, 'kube-rebalancer');
       const proc = (op = await startOperatorProcess({ dir: c.cp.dir, kubeconfig, identity: 'replica-1' }));
+      // A failure under a loaded CI machine is only explainable from what the operator saw.
+      onTestFailed(() => {
+        const lines = proc.logs();
+        console.log(
+          `operator log (last 80 of ${lines.length}):\n${lines
+            .slice(-80)
+            .map((l) => JSON.stringify(l))
+            .join('\n')}`,
+        );
+      });
       const real = () => evictionRequests(c.cp).filter((e) => e.objectRef?.namespace === 'ha' && !isDryRun(e));
 
       await waitFor(() => real().length >= 2, 90_000, 'the first evictions');
@@ -73,7 +83,11 @@ describe.skipIf(!controlPlaneAvailable())('a control plane restart mid-run', () 
         },
         180_000,
         'every workload balanced',
-      );
+      ).catch(async (err: unknown) => {
+        // What the cluster looked like when it did not balance: nodes, pods and the policy's status.
+        console.log(await clusterState(c));
+        throw err;
+      });
       for (const app of APPS) await waitForReady(c, 'ha', app, 6, 60_000);
 
       // The same process all along; its informers were restarted by their supervisor.
@@ -103,3 +117,24 @@ describe.skipIf(!controlPlaneAvailable())('a control plane restart mid-run', () 
     400_000,
   );
 });
+
+async function clusterState(c: Cluster): Promise<string> {
+  const lines: string[] = [];
+  for (const n of (await c.core.listNode()).items) {
+    const ready = n.status?.conditions?.find((x) => x.type === 'Ready');
+    const taints = (n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`).join(',');
+    lines.push(
+      `node ${n.metadata?.name}: Ready=${ready?.status} (${ready?.reason}) unschedulable=${n.spec?.unschedulable ?? false} taints=${taints}`,
+    );
+  }
+  for (const p of (await c.core.listNamespacedPod({ namespace: 'ha' })).items) {
+    const ready = p.status?.conditions?.find((x) => x.type === 'Ready')?.status;
+    const deleting = p.metadata?.deletionTimestamp === undefined ? '' : ' deleting';
+    lines.push(`pod ${p.metadata?.name}: ${p.status?.phase} on ${p.spec?.nodeName ?? '-'} Ready=${ready}${deleting}`);
+  }
+  const policy: unknown = await c.custom
+    .getClusterCustomObject({ group: 'rebalancer.dev', version: 'v1alpha1', plural: 'rebalancepolicies', name: 'ha' })
+    .catch((err: unknown) => String(err));
+  lines.push(`policy: ${JSON.stringify((policy as { status?: unknown }).status ?? policy)}`);
+  return lines.join('\n');
+}
