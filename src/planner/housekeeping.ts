@@ -76,6 +76,7 @@ function housekeep(
     const from = p.state.nodes.get(pod.nodeName!)!;
     let target: NodeInfo | undefined = undefined;
     let ties: readonly NodeInfo[] = [];
+    let slack: number | undefined;
     if (isCounted(pod)) {
       // Its owner recreates it: where the scheduler would put the replacement (nodeFit: somewhere, or not at all).
       if (p.spec.eviction.nodeFit) {
@@ -87,12 +88,21 @@ function housekeep(
         }
         target = placement.node;
         ties = placement.ties;
+        slack = placement.slack;
       }
       p.state.commit(pod, target);
     }
     p.budgets.consume(pod);
     p.limits.consume(pod);
-    const move = { pod, from, target, ties, strategy: s.name, reason: reason() };
+    const move = {
+      pod,
+      from,
+      target,
+      ties,
+      ...(slack === undefined ? {} : { slack }),
+      strategy: s.name,
+      reason: reason(),
+    };
     // The operator's runs: the replacement is pending for what is placed after it (PlanOptions.pendingLandings).
     if (p.pendingLandings && target !== undefined) p.state.addPending(pendingOf(p.state, move));
     p.moves.push(move);

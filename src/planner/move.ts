@@ -10,6 +10,11 @@ export interface Move {
   readonly target: NodeInfo | undefined;
   /** The other nodes the scheduler scores equal to `target` (it picks at random among them); empty when unique. */
   readonly ties: readonly NodeInfo[];
+  /**
+   * How many replacements sent after this one may land on `target` and `ties` first with the prediction still
+   * standing (scheduling/placement.ts, PlacementResult.slack); undefined: one fewer than those nodes.
+   */
+  readonly slack?: number;
   readonly strategy: Strategy;
   readonly reason: string;
   /**

@@ -159,7 +159,8 @@ export function searchFewerMoves(ctx: PlanSearchContext): boolean {
       if (!result.ok) continue;
       const { reason, strategy, spreadKey } = option.why(result.target);
       const { pod, from } = option;
-      tx.place({ pod, from, target: result.target, ties: result.ties, strategy, reason: '', spreadKey });
+      const { target, ties, slack } = result;
+      tx.place({ pod, from, target, ties, strategy, reason: '', spreadKey, ...(slack === undefined ? {} : { slack }) });
       why.push(reason);
       descend(left - 1);
       why.pop();

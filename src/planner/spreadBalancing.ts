@@ -177,7 +177,14 @@ export class SpreadBalancer implements SearchContext {
     s: SkewStrategy,
     strict: boolean,
   ):
-    | { kind: 'move'; pod: PodInfo; target: NodeInfo | undefined; ties: readonly NodeInfo[]; reason: string }
+    | {
+        kind: 'move';
+        pod: PodInfo;
+        target: NodeInfo | undefined;
+        ties: readonly NodeInfo[];
+        slack?: number;
+        reason: string;
+      }
     | { kind: 'none'; unrepairable: string | undefined; lastReason: string | undefined } {
     const before = skewTuple(g.counts, g.group.constraint.minDomains);
     const candidates = s.candidates(g.group, g.counts, this.tx.liveAt).sort(compareCandidates);
@@ -197,6 +204,7 @@ export class SpreadBalancer implements SearchContext {
       pod: PodInfo;
       target: NodeInfo | undefined;
       ties: readonly NodeInfo[];
+      slack?: number;
       improved: number;
       excess: number;
     }> = [];
@@ -219,7 +227,8 @@ export class SpreadBalancer implements SearchContext {
         continue;
       }
       const benefit = this.benefit(g, pod, result.target);
-      found.push({ pod, target: result.target, ties: result.ties, ...benefit });
+      const slack = result.slack === undefined ? {} : { slack: result.slack };
+      found.push({ pod, target: result.target, ties: result.ties, ...slack, ...benefit });
       foundWorkloads.add(wk);
       // Look further only while another candidate could improve more skewed groups than this one does, or leave them
       // closer to their maxSkew.
@@ -239,7 +248,8 @@ export class SpreadBalancer implements SearchContext {
       b.improved > a.improved || (b.improved === a.improved && b.excess < a.excess) ? b : a,
     );
     const reason = s.reason(g.group, g.counts, this.tx.state.nodeOf(best.pod)!, best.target);
-    return { kind: 'move', pod: best.pod, target: best.target, ties: best.ties, reason };
+    const slack = best.slack === undefined ? {} : { slack: best.slack };
+    return { kind: 'move', pod: best.pod, target: best.target, ties: best.ties, ...slack, reason };
   }
 
   /**

@@ -85,6 +85,7 @@ export function searchGroup(ctx: SearchContext, g: GroupState, s: SkewStrategy):
         from: node,
         target: result.target,
         ties: result.ties,
+        ...(result.slack === undefined ? {} : { slack: result.slack }),
         strategy: s.name,
         reason: '',
         spreadKey: c.topologyKey,

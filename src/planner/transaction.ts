@@ -80,10 +80,17 @@ export interface InFlightLanding {
 export interface Landing {
   readonly target: NodeInfo | undefined;
   readonly ties: readonly NodeInfo[];
+  /** PlacementResult.slack. */
+  readonly slack?: number;
 }
 
 export type Attempt =
-  | { readonly ok: true; readonly target: NodeInfo | undefined; readonly ties: readonly NodeInfo[] }
+  | {
+      readonly ok: true;
+      readonly target: NodeInfo | undefined;
+      readonly ties: readonly NodeInfo[];
+      readonly slack?: number;
+    }
   | { readonly ok: false; readonly reason: string; readonly placement: boolean };
 
 export interface AttemptRules {
@@ -209,12 +216,14 @@ export class PlanTransaction {
     };
     let target: NodeInfo | undefined;
     let ties: readonly NodeInfo[] = NO_TIES;
+    let slack: number | undefined;
     if (this.spec.eviction.nodeFit) {
       const atOnce = deletedAtOnce(pod, this.spec.eviction.gracePeriodSeconds);
       const placement = placeReplacement(this.state, pod, evicted, atOnce);
       if (!placement.node) return placementRefusal(placement.reason ?? 'no node can take a replacement');
       target = placement.node;
       ties = placement.ties;
+      slack = placement.slack;
     } else {
       target = rules.fallbackTarget(pod, from);
       // The descheduler's nodeFit off: a broken rule is cleared even when the replacement must wait for capacity
@@ -243,7 +252,7 @@ export class PlanTransaction {
     // The scheduler picks at random among the top-scored nodes: the move must be right whichever it picks.
     const wrong = this.wrongLanding(pod, from, target, ties, rules, worsenedHardGroup);
     if (wrong !== undefined) return placementRefusal(wrong);
-    return { ok: true, target, ties };
+    return { ok: true, target, ties, ...(slack === undefined ? {} : { slack }) };
   }
 
   /** The first gate that refuses evicting `pod` before any simulation: hold, protection, priority, budget, limit. */
@@ -352,8 +361,9 @@ export class PlanTransaction {
   }
 
   commit(pod: PodInfo, landing: Landing, strategy: Strategy, reason: string, spreadKey?: string): void {
-    const { target, ties } = landing;
-    this.place({ pod, from: this.state.nodeOf(pod)!, target, ties, strategy, reason, spreadKey });
+    const { target, ties, slack } = landing;
+    const from = this.state.nodeOf(pod)!;
+    this.place({ pod, from, target, ties, strategy, reason, spreadKey, ...(slack === undefined ? {} : { slack }) });
     this.commits++;
     for (const g of this.state.groupsSelecting(pod.namespace, pod.labels)) this.changedAt.set(g, this.commits);
   }

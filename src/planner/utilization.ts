@@ -231,7 +231,7 @@ export function planLoad(planner: Planner, spec: PolicySpec, strategies: Strateg
         });
         if (!result.ok) return result.reason;
         if (result.target === undefined) return 'no node where the replacement would help';
-        planner.commit(pod, { target: result.target, ties: result.ties }, s.name, reason);
+        planner.commit(pod, result, s.name, reason);
         return { target: result.target, ties: result.ties };
       },
       mark: () => planner.moves.length,

@@ -25,7 +25,7 @@ import type { EvictedView, PlacementInput } from './framework/interface.js';
 import { Framework, type PodFilters } from './framework/runtime.js';
 import { feasibleNodesToFind, zoneInterleaved } from './framework/sampling.js';
 import { frameworkFor } from './plugins/registry.js';
-import { lowestBest, maybeFeasible, scoreBounds, type ScoreBounds, type Spans } from './pending.js';
+import { landingSlack, lowestBest, maybeFeasible, scoreBounds, type ScoreBounds, type Spans } from './pending.js';
 
 export interface PlacementResult {
   /** The chosen node, or undefined when no node is feasible. */
@@ -34,6 +34,12 @@ export interface PlacementResult {
   readonly ties: readonly NodeInfo[];
   /** When no node is feasible: the most common reason, for the skipped list. */
   readonly reason: string | undefined;
+  /**
+   * How many more replacements than the plan allowed for (its pending ones) may land on these nodes first with the
+   * prediction still standing (pending.ts, landingSlack). Undefined where it is not worked out (a sampled search, an
+   * uncertain feasible set): the landing order then allows one fewer than the nodes named.
+   */
+  readonly slack?: number;
 }
 
 const UNSCHEDULABLE_TAINT: Taint = { key: 'node.kubernetes.io/unschedulable', value: '', effect: 'NoSchedule' };
@@ -165,9 +171,19 @@ function eitherView(whileTerminating: PlacementResult, once: PlacementResult): P
   for (const n of [...whileTerminating.ties, ...(once.node ? [once.node] : []), ...once.ties]) {
     if (n !== node) others.set(n.name, n);
   }
-  if (others.size === whileTerminating.ties.length) return whileTerminating;
+  const slack =
+    whileTerminating.slack === undefined || once.slack === undefined
+      ? undefined
+      : Math.min(whileTerminating.slack, once.slack);
+  if (others.size === whileTerminating.ties.length)
+    return slack === undefined ? withoutSlack(whileTerminating) : { ...whileTerminating, slack };
   const ties = [...others.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { node, ties, reason: undefined };
+  return { node, ties, reason: undefined, ...(slack === undefined ? {} : { slack }) };
+}
+
+function withoutSlack(result: PlacementResult): PlacementResult {
+  if (result.slack === undefined) return result;
+  return { node: result.node, ties: result.ties, reason: result.reason };
 }
 
 const NO_TIES: readonly NodeInfo[] = Object.freeze([]);
@@ -197,6 +213,7 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
   const uncertain = spans === undefined ? undefined : pendingEffect(ctx, feasible.subarray(0, n), refused, spans);
   if (n === 0 && uncertain?.widened !== true) return { node: undefined, ties: NO_TIES, reason: undefined };
   let best: NodeInfo[];
+  let slack: number | undefined;
   if (uncertain?.widened === true) {
     // Whether the pod fits some node depends on where the pending replacements land: the scored set itself is
     // uncertain, and so every node that may be feasible is a possible landing.
@@ -205,10 +222,11 @@ function place(ctx: PlacementContext, admitting: readonly number[]): PlacementRe
     // One feasible node: the scheduler skips scoring.
     best = [nodes[feasible[0]!]!];
   } else {
-    best = topNodes(ctx, feasible.subarray(0, n), uncertain?.bounds);
+    ({ best, slack } = topNodes(ctx, feasible.subarray(0, n), uncertain?.bounds));
   }
   if (best.length > 1) best.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { node: best[0], ties: best.length > 1 ? best.slice(1) : NO_TIES, reason: undefined };
+  const ties = best.length > 1 ? best.slice(1) : NO_TIES;
+  return { node: best[0], ties, reason: undefined, ...(slack === undefined ? {} : { slack }) };
 }
 
 /**
@@ -229,7 +247,11 @@ function pendingEffect(
 }
 
 /** The nodes with the top total (in some window the scheduler may score, above its sample size), within `bounds`. */
-function topNodes(ctx: PlacementContext, feasible: Int32Array, bounds: ScoreBounds | undefined): NodeInfo[] {
+function topNodes(
+  ctx: PlacementContext,
+  feasible: Int32Array,
+  bounds: ScoreBounds | undefined,
+): { best: NodeInfo[]; slack: number | undefined } {
   const { state } = ctx.input;
   const nodes = state.nodeList;
   const n = feasible.length;
@@ -240,7 +262,7 @@ function topNodes(ctx: PlacementContext, feasible: Int32Array, bounds: ScoreBoun
   if (n > enough) {
     const winners = framework.windowWinners(state, ctx.input.pod, view, feasible, enough, bounds);
     for (let k = 0; k < n; k++) if (winners[k]) best.push(nodes[feasible[k]!]!);
-    return best;
+    return { best, slack: undefined };
   }
   const totals = totalsBuffer;
   framework.score(state, ctx.input.pod, view, feasible, totals);
@@ -248,7 +270,7 @@ function topNodes(ctx: PlacementContext, feasible: Int32Array, bounds: ScoreBoun
   const top = lowestBest(totals, n, bounds);
   const hi = bounds?.hi;
   for (let k = 0; k < n; k++) if (totals[k]! + (hi === undefined ? 0 : hi[k]!) >= top) best.push(nodes[feasible[k]!]!);
-  return best;
+  return { best, slack: landingSlack(totals, n, bounds, top) };
 }
 
 /** Every filter but NodeResourcesFit, for a node only the pending replacements' resources may have refused. */

@@ -303,7 +303,7 @@ export class PolicyRun {
       const first = list[0]!;
       if (this.pacing) this.unsent++;
       const landings = landingPredicted(first) ? [first.target!, ...first.ties].map((n) => n.name) : [];
-      const turn = this.closedLoop ? this.order.enqueue(first.pod, landings) : undefined;
+      const turn = this.closedLoop ? this.order.enqueue(first.pod, landings, first.slack) : undefined;
       this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
         if (turn !== undefined) this.order.invalidate();
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');

@@ -12,9 +12,11 @@
 //     not at all) makes its prediction, and so every later one, stale.
 // The plan allowed each move for the replacements planned *before* it; but replacements are created by their
 // controllers and queued by the scheduler in no guaranteed order, so one sent later may be scheduled first. Landing
-// first, it takes one node, and one only; so an earlier replacement still on its way keeps a node of its possible
-// landings as long as fewer later ones that may land there are on their way than it has possible landings. A lane
-// whose replacement could be the one too many waits until the earlier one has landed.
+// first, it takes one node, and one only; so an earlier replacement still on its way keeps its prediction as long as
+// no more later ones that may land on its nodes are on their way than its slack: the extra landings its prediction
+// stands (scheduling/pending.ts, landingSlack), which may be far fewer than its possible landings when only a few of
+// them hold the top score for sure. A lane whose replacement could be the one too many waits until the earlier one
+// has landed.
 // So the lanes of a run queue up in the order their plans made them (a ticket each), and a lane may send its eviction
 // only when every lane queued before it has had its turn (sent, or given up), no replacement related to its pod is
 // still on its way, no earlier one would be left without a possible landing, and its prediction still stands. A lane that gives up its move (the pod gone, a budget, a limit:
@@ -29,6 +31,8 @@ export type Turn = 'go' | 'stale' | 'halted';
 interface OnItsWay {
   readonly pod: PodInfo;
   readonly landings: ReadonlySet<string>;
+  /** How many sent after it may land on its nodes first with its prediction standing. */
+  readonly slack: number;
   crowdedBy: number;
 }
 
@@ -36,6 +40,7 @@ interface OnItsWay {
 interface Queued {
   readonly pod: PodInfo;
   readonly landings: ReadonlySet<string>;
+  readonly slack: number;
 }
 
 function overlaps(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
@@ -78,10 +83,15 @@ export class LandingOrder {
     this.wake();
   }
 
-  /** A place in the queue for a lane about to evict `pod`, whose replacement may land on `landings`. */
-  enqueue(pod: PodInfo, landings: readonly string[] = []): number {
+  /**
+   * A place in the queue for a lane about to evict `pod`, whose replacement may land on `landings`, and whose
+   * prediction stands `slack` replacements sent after it landing there first (Move.slack; by default one fewer than
+   * `landings`: each takes one node).
+   */
+  enqueue(pod: PodInfo, landings: readonly string[] = [], slack?: number): number {
     const ticket = this.nextTicket++;
-    this.open.set(ticket, { pod, landings: new Set(landings) });
+    const set = new Set(landings);
+    this.open.set(ticket, { pod, landings: set, slack: Math.min(slack ?? Infinity, Math.max(0, set.size - 1)) });
     return ticket;
   }
 
@@ -135,7 +145,7 @@ export class LandingOrder {
     const q = this.open.get(ticket);
     if (q === undefined) return;
     for (const earlier of this.pending.values()) if (overlaps(earlier.landings, q.landings)) earlier.crowdedBy++;
-    this.pending.set(q.pod.uid, { pod: q.pod, landings: q.landings, crowdedBy: 0 });
+    this.pending.set(q.pod.uid, { pod: q.pod, landings: q.landings, slack: q.slack, crowdedBy: 0 });
   }
 
   landingKnown(pod: PodInfo): void {
@@ -157,12 +167,12 @@ export class LandingOrder {
 
   /**
    * Whether the lane must wait for a landing: a replacement related to its pod is on its way, or one on its way would
-   * be left without a possible landing if this one landed first on a node it may take.
+   * have its prediction spoiled if this one landed first on a node it may take (past its slack).
    */
   private waitsForLanding(q: Queued): boolean {
     for (const p of this.pending.values()) {
       if (relatedLandings(p.pod, q.pod)) return true;
-      if (p.crowdedBy + 1 >= p.landings.size && overlaps(p.landings, q.landings)) return true;
+      if (p.crowdedBy >= p.slack && overlaps(p.landings, q.landings)) return true;
     }
     return false;
   }

@@ -1,6 +1,6 @@
 // The closed loop's queue (src/operator/eviction/landingOrder.ts): lanes send in the order their plans made them; a lane
-// waits for a landing only when a related replacement is on its way, or when landing first it could leave an earlier
-// replacement without any of its possible landings.
+// waits for a landing only when a related replacement is on its way, or when landing first it could spoil an earlier
+// replacement's prediction: more overtaking it than its slack (by default, one fewer than its possible landings).
 import { describe, expect, it } from 'vitest';
 import type { PodInfo } from '../../../src/model/types.js';
 import { LandingOrder, type Turn } from '../../../src/operator/eviction/landingOrder.js';
@@ -65,6 +65,29 @@ describe('the closed loop queue', () => {
     expect(await turnNow(order, c)).toBe('waits'); // b may take n1, c n2: a would have nowhere it was predicted
     order.landingKnown(pod('a'));
     expect(await turnNow(order, c)).toBe('go'); // b, still on its way, keeps n1: c cannot land there
+  });
+
+  it('many possible landings but a slack of one (few of them hold the top for sure): a second later one waits', async () => {
+    const order = new LandingOrder();
+    // 250 nodes named, but only two of them at the top score for certain and one replacement counted on already.
+    const nodes = Array.from({ length: 250 }, (_, i) => `n${i}`);
+    const a = order.enqueue(pod('a'), nodes, 1);
+    const b = order.enqueue(pod('b'), nodes);
+    const c = order.enqueue(pod('c'), nodes);
+    send(order, a);
+    expect(await turnNow(order, b)).toBe('go');
+    send(order, b);
+    expect(await turnNow(order, c)).toBe('waits'); // b and c landing first could drain a's top level
+    order.landingKnown(pod('a'));
+    expect(await turnNow(order, c)).toBe('go');
+  });
+
+  it('a slack given above the nodes named is held to one fewer than them', async () => {
+    const order = new LandingOrder();
+    const a = order.enqueue(pod('a'), ['n1'], 5);
+    const b = order.enqueue(pod('b'), ['n1', 'n2']);
+    send(order, a);
+    expect(await turnNow(order, b)).toBe('waits');
   });
 
   it('a related replacement (the same workload) on its way: the lane waits for its landing whatever the nodes', async () => {
