@@ -55,7 +55,6 @@ import { planCycleSteps, type Move } from '../../planner/plan.js';
 import { planSlice } from '../../v8Flags.js';
 import { runInSlices } from './planSlices.js';
 import { apportion } from '../../planner/prometheusMeasure.js';
-import type { RebalancePlan } from '../../model/plan.js';
 import type { NodeUsageQuery } from '../../model/types.js';
 import { STRATEGIES } from '../../strategies/registry.js';
 import { waitForBudget } from './budgetWait.js';
@@ -64,7 +63,7 @@ import { EvictionLanes } from './evictionLanes.js';
 import { LandingOrder } from './landingOrder.js';
 import type { Landing } from './landing.js';
 import { landingPredicted, reportLanding, watchLanding } from './landingWatch.js';
-import { EvictionOutcomes } from './evictionOutcomes.js';
+import { EvictionOutcomes, skewNotes } from './evictionOutcomes.js';
 import { RetryingEvictions } from './evictionRetry.js';
 import { loopKeysFor, waitForReplacement, type EvictionRecord } from './pacing.js';
 import { RunHalt } from './runHalt.js';
@@ -264,6 +263,8 @@ export class PolicyRun {
 
   /** When the cache was read for the plan that made each move (the landing check asks what changed since). */
   private readonly plannedAt = new WeakMap<Move, number>();
+  /** The skew each started move's plan reported for its group (evictionOutcomes.ts): what a lane keeps of its plan. */
+  private readonly skewNotes = new WeakMap<Move, string>();
 
   /** Paced lanes whose eviction has not been answered yet: queued, waiting for a budget or a token, or in flight. */
   private unsent = 0;
@@ -299,12 +300,13 @@ export class PolicyRun {
       // With pacing only the first step is taken; the rest is re-planned from the fresh cache.
       if (!stepping || list.length === 0) list.push(move);
     }
+    for (const [move, note] of skewNotes(outcome.plan, [...byWorkload.values()].flat())) this.skewNotes.set(move, note);
     for (const [key, list] of byWorkload) {
       const first = list[0]!;
       if (this.pacing) this.unsent++;
       const landings = landingPredicted(first) ? [first.target!, ...first.ties].map((n) => n.name) : [];
       const turn = this.closedLoop ? this.order.enqueue(first.pod, landings, first.slack) : undefined;
-      this.lanes.start(key, this.lane(key, list, outcome.plan, turn), (err) => {
+      this.lanes.start(key, this.lane(key, list, turn), (err) => {
         if (turn !== undefined) this.order.invalidate();
         this.log.error({ workload: key, err: err instanceof Error ? err.message : String(err) }, 'lane failed');
         this.holds.hold(key, 'an internal error stopped this workload for this run');
@@ -313,7 +315,7 @@ export class PolicyRun {
     return [...byWorkload.values()].flat();
   }
 
-  private async lane(key: string, moves: readonly Move[], plan: RebalancePlan, turn?: LaneTurn): Promise<void> {
+  private async lane(key: string, moves: readonly Move[], turn?: LaneTurn): Promise<void> {
     // A paced lane's one move counts as unsent (startLanes) until its request has been answered or given up.
     let unsent = this.pacing;
     const sent = (): void => {
@@ -324,7 +326,7 @@ export class PolicyRun {
       unsent = false;
     };
     try {
-      await this.laneMoves(key, moves, plan, turn, sent);
+      await this.laneMoves(key, moves, turn, sent);
     } finally {
       sent();
     }
@@ -333,7 +335,6 @@ export class PolicyRun {
   private async laneMoves(
     key: string,
     moves: readonly Move[],
-    plan: RebalancePlan,
     turn: LaneTurn | undefined,
     sent: () => void,
   ): Promise<void> {
@@ -341,7 +342,7 @@ export class PolicyRun {
       if (this.halt.reason !== undefined) return;
       let executed: Executed;
       try {
-        executed = await this.executeOne(move, plan, turn);
+        executed = await this.executeOne(move, turn);
       } finally {
         sent();
         // A move that was not made as planned leaves the rest of its plan predicted on a state that did not happen.
@@ -363,9 +364,9 @@ export class PolicyRun {
   }
 
   /** Runs the checks and the call; returns the recorded result, or undefined when the run was halted first. */
-  private async executeOne(move: Move, plan: RebalancePlan, turn: LaneTurn | undefined): Promise<Executed> {
+  private async executeOne(move: Move, turn: LaneTurn | undefined): Promise<Executed> {
     const record = (result: EvictionResult, detail: string, code?: string): Executed => {
-      this.outcomes.record(move, plan, result, detail, code);
+      this.outcomes.record(move, this.skewNotes.get(move), result, detail, code);
       return { result };
     };
     const pod = move.pod;
