@@ -240,25 +240,33 @@ function emptyBounds(n: number, replacements: number): ScoreBounds {
 }
 
 /**
- * How many replacements beyond the `bounds.replacements` the prediction allowed for may land on these nodes before the
- * pod is scheduled with `top` (lowestBest's answer) still a total the best node reaches: the slack of the landing order
- * (eviction/landingOrder.ts), which lets replacements sent later overtake an earlier one only that many times.
+ * How many replacements beyond the `bounds.replacements` the prediction allowed for may land on the predicted nodes
+ * (those whose highest total reaches `top`, lowestBest's answer) before the pod is scheduled, with the pod still sure
+ * to land among them: the slack of the landing order (eviction/landingOrder.ts), which lets replacements sent later
+ * overtake an earlier one only that many times. Infinity when every feasible node is predicted.
  *
  * Each extra landing spoils at most one node: it may take a node below its lowest total, and it takes one of the nodes
  * without a pending replacement. So with X extra, the best still reaches the (X + 1)-th highest lowest total and the
- * (replacements + X + 1)-th highest total without a pending replacement, and `top` holds while either reaches it.
- * Counting nodes, not levels, matters: at 1,000 nodes the top level may be ten nodes out of 250 possible landings,
- * and the 11th replacement to overtake drains it, leaving a level of nodes the prediction never named (issue 29).
+ * (replacements + X + 1)-th highest total without a pending replacement; the prediction stands while either is above
+ * the highest total a node left out can reach. Counting nodes, not levels, matters: at 1,000 nodes the top level may
+ * be ten nodes out of 250 possible landings, and the 11th replacement to overtake drains it, leaving a level of nodes
+ * the prediction never named (issue 29).
  */
 export function landingSlack(totals: Float64Array, n: number, bounds: ScoreBounds | undefined, top: number): number {
-  let reachLowest = 0;
-  let reachWithout = 0;
+  let leftOut = -Infinity;
   for (let k = 0; k < n; k++) {
-    if (totals[k]! + (bounds === undefined ? 0 : bounds.lo[k]!) >= top) reachLowest++;
-    if (totals[k]! + (bounds === undefined ? 0 : bounds.none[k]!) >= top) reachWithout++;
+    const highest = totals[k]! + (bounds === undefined ? 0 : bounds.hi[k]!);
+    if (highest < top) leftOut = Math.max(leftOut, highest);
+  }
+  if (leftOut === -Infinity) return Infinity;
+  let aboveLowest = 0;
+  let aboveWithout = 0;
+  for (let k = 0; k < n; k++) {
+    if (totals[k]! + (bounds === undefined ? 0 : bounds.lo[k]!) > leftOut) aboveLowest++;
+    if (totals[k]! + (bounds === undefined ? 0 : bounds.none[k]!) > leftOut) aboveWithout++;
   }
   const replacements = bounds === undefined ? 0 : bounds.replacements;
-  return Math.max(0, reachLowest - 1, reachWithout - replacements - 1);
+  return Math.max(0, aboveLowest - 1, aboveWithout - replacements - 1);
 }
 
 let totalsScratch = new Float64Array(1024);

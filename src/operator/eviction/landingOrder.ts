@@ -91,7 +91,7 @@ export class LandingOrder {
   enqueue(pod: PodInfo, landings: readonly string[] = [], slack?: number): number {
     const ticket = this.nextTicket++;
     const set = new Set(landings);
-    this.open.set(ticket, { pod, landings: set, slack: Math.min(slack ?? Infinity, Math.max(0, set.size - 1)) });
+    this.open.set(ticket, { pod, landings: set, slack: slack ?? Math.max(0, set.size - 1) });
     return ticket;
   }
 
