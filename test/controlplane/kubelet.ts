@@ -54,6 +54,18 @@ type NodeList = { items: k8s.V1Node[]; metadata?: { resourceVersion?: string } }
 
 const MERGE = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
+/** The node condition the stand-in reports: Ready, as a kubelet whose node is healthy does. */
+function readyCondition(now: Date): k8s.V1NodeCondition {
+  return {
+    type: 'Ready',
+    status: 'True',
+    reason: 'KubeletReady',
+    message: 'stand-in kubelet',
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  };
+}
+
 /** metav1.MicroTime wants six fractional digits. */
 function microTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
@@ -143,16 +155,7 @@ export class StandInKubelet {
         status: {
           capacity: resources,
           allocatable: resources,
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'True',
-              reason: 'KubeletReady',
-              message: 'stand-in kubelet',
-              lastHeartbeatTime: now,
-              lastTransitionTime: now,
-            },
-          ],
+          conditions: [readyCondition(now)],
           addresses: [{ type: 'Hostname', address: opts.name }],
         },
       },
@@ -309,23 +312,13 @@ export class StandInKubelet {
     this.reportingReady.add(name);
     this.later(0, async () => {
       try {
-        const now = new Date();
         await this.core.patchNodeStatus(
           {
             name,
             body: {
               status: {
                 // A merge patch replaces the list: Ready is the only condition the stand-in reports.
-                conditions: [
-                  {
-                    type: 'Ready',
-                    status: 'True',
-                    reason: 'KubeletReady',
-                    message: 'stand-in kubelet',
-                    lastHeartbeatTime: now,
-                    lastTransitionTime: now,
-                  },
-                ],
+                conditions: [readyCondition(new Date())],
               },
             },
           },
