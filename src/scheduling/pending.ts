@@ -241,9 +241,10 @@ function emptyBounds(n: number, replacements: number): ScoreBounds {
 
 /**
  * How many replacements beyond the `bounds.replacements` the prediction allowed for may land on the predicted nodes
- * (those whose highest total reaches `top`, lowestBest's answer) before the pod is scheduled, with the pod still sure
- * to land among them: the slack of the landing order (eviction/landingOrder.ts), which lets replacements sent later
- * overtake an earlier one only that many times. Infinity when every feasible node is predicted.
+ * (those whose highest total reaches lowestBest's answer) before the pod is scheduled, with the pod still sure to land
+ * among them: the slack of the landing order (eviction/landingOrder.ts), which lets replacements sent later overtake
+ * an earlier one only that many times. `leftOut`: the highest total a node left out of the prediction can reach
+ * (-Infinity when none is left out: the slack is then Infinity).
  *
  * Each extra landing spoils at most one node: it may take a node below its lowest total, and it takes one of the nodes
  * without a pending replacement. So with X extra, the best still reaches the (X + 1)-th highest lowest total and the
@@ -252,12 +253,12 @@ function emptyBounds(n: number, replacements: number): ScoreBounds {
  * be ten nodes out of 250 possible landings, and the 11th replacement to overtake drains it, leaving a level of nodes
  * the prediction never named (issue 29).
  */
-export function landingSlack(totals: Float64Array, n: number, bounds: ScoreBounds | undefined, top: number): number {
-  let leftOut = -Infinity;
-  for (let k = 0; k < n; k++) {
-    const highest = totals[k]! + (bounds === undefined ? 0 : bounds.hi[k]!);
-    if (highest < top) leftOut = Math.max(leftOut, highest);
-  }
+export function landingSlack(
+  totals: Float64Array,
+  n: number,
+  bounds: ScoreBounds | undefined,
+  leftOut: number,
+): number {
   if (leftOut === -Infinity) return Infinity;
   let aboveLowest = 0;
   let aboveWithout = 0;

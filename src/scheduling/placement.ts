@@ -175,15 +175,11 @@ function eitherView(whileTerminating: PlacementResult, once: PlacementResult): P
     whileTerminating.slack === undefined || once.slack === undefined
       ? undefined
       : Math.min(whileTerminating.slack, once.slack);
-  if (others.size === whileTerminating.ties.length)
-    return slack === undefined ? withoutSlack(whileTerminating) : { ...whileTerminating, slack };
-  const ties = [...others.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ties =
+    others.size === whileTerminating.ties.length
+      ? whileTerminating.ties
+      : [...others.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { node, ties, reason: undefined, ...(slack === undefined ? {} : { slack }) };
-}
-
-function withoutSlack(result: PlacementResult): PlacementResult {
-  if (result.slack === undefined) return result;
-  return { node: result.node, ties: result.ties, reason: result.reason };
 }
 
 const NO_TIES: readonly NodeInfo[] = Object.freeze([]);
@@ -269,8 +265,14 @@ function topNodes(
   // The best node's lowest possible total: a node is a possible landing when its highest reaches it.
   const top = lowestBest(totals, n, bounds);
   const hi = bounds?.hi;
-  for (let k = 0; k < n; k++) if (totals[k]! + (hi === undefined ? 0 : hi[k]!) >= top) best.push(nodes[feasible[k]!]!);
-  return { best, slack: landingSlack(totals, n, bounds, top) };
+  // The highest total a node left out can reach: what the slack is measured against.
+  let leftOut = -Infinity;
+  for (let k = 0; k < n; k++) {
+    const highest = totals[k]! + (hi === undefined ? 0 : hi[k]!);
+    if (highest >= top) best.push(nodes[feasible[k]!]!);
+    else leftOut = Math.max(leftOut, highest);
+  }
+  return { best, slack: landingSlack(totals, n, bounds, leftOut) };
 }
 
 /** Every filter but NodeResourcesFit, for a node only the pending replacements' resources may have refused. */
