@@ -62,6 +62,14 @@ function listen(server: Server | TlsServer, address: string, flag: string): Prom
   });
 }
 
+/** host:port a listening server is bound to (IPv6 in brackets); `fallback` if it has no TCP address. */
+function boundAddress(server: Server | TlsServer, fallback: string): string {
+  const address = server.address();
+  if (address === null || typeof address === 'string') return fallback;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `${host}:${address.port}`;
+}
+
 /** Names of the self-signed certificate: the Service's DNS names in `namespace`, this host, loopback. */
 function servingNames(namespace: string): string[] {
   const service = 'kube-rebalancer';
@@ -115,10 +123,17 @@ export async function openListeners(
     await close();
     return undefined;
   }
-  logger.info({ address: healthAddr }, `serving /healthz and /readyz${shared ? ' and /metrics' : ''} (http)`);
+  // The address bound, not the flag: with port 0 (or a host name) only the listener knows where it is.
+  logger.info(
+    { address: boundAddress(healthServer, healthAddr) },
+    `serving /healthz and /readyz${shared ? ' and /metrics' : ''} (http)`,
+  );
   if (metricsServer === undefined) return { close };
   logger.info(
-    { address: flags.metricsAddr, ...(secure ? { certificate: flags.metricsCertDir ?? 'self-signed' } : {}) },
+    {
+      address: boundAddress(metricsServer, flags.metricsAddr),
+      ...(secure ? { certificate: flags.metricsCertDir ?? 'self-signed' } : {}),
+    },
     secure
       ? 'serving /metrics (https; TokenReview authentication, SubjectAccessReview authorization)'
       : 'serving /metrics (http, no authentication: --metrics-secure=false)',

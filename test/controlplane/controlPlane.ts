@@ -143,7 +143,22 @@ const AUDIT_POLICY = {
   ],
 };
 
+/**
+ * Starts a control plane, again on fresh ports (up to three tries) when a port found free was taken before etcd or
+ * kube-apiserver could bind it: with suites side by side, outgoing connections draw from the same ephemeral range.
+ */
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startControlPlaneOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+      console.warn(`control plane: a port was taken before it could bind; starting again (try ${attempt + 1} of 3)`);
+    }
+  }
+}
+
+async function startControlPlaneOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
   const assets = requireAssets();
   const version = controlPlaneVersion();
   const gates = (binary: string): string[] => featureGateArgs(binary, opts.featureGates ?? {});

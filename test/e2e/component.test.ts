@@ -141,6 +141,23 @@ describe('kube-rebalancer run while running', () => {
     expect(stopped).toBeGreaterThan(ready);
   });
 
+  it('logs the address it bound, not the flag: port 0 is logged as the port the OS gave', async () => {
+    const s = (server = await startCluster());
+    const { lines, exit } = await start(s);
+    try {
+      const serving = await waitFor(
+        () => lines.find((l) => l.msg.startsWith('serving /healthz and /readyz and /metrics')),
+        10_000,
+        'the serving line',
+      );
+      expect(serving.address).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
+      expect((await fetch(`http://${String(serving.address)}/healthz`)).status).toBe(200);
+    } finally {
+      process.emit('SIGTERM');
+    }
+    expect(await exit).toBe(0);
+  });
+
   it('never logs ready after stopped when stopped before the caches synced', async () => {
     const s = (server = await startCluster());
     // Lists of pods hang for a while, so the caches cannot sync before the signal.

@@ -10,7 +10,7 @@
 //   dry runs are not evictions, MAX SKEW is the skew after a balancing run, rebalancer_violations counts hard skew,
 //   rebalancer_plan_evictions is what the cycle evicted, the first cycle after start-up emits its Event, an Invalid
 //   policy shows in the Status column, and log lines count skips as their text does and carry one `component` key.
-// Prometheus is a ManagedProcess in the control plane's folder: stopped by its pid in afterAll, and by the harness's
+// Prometheus is a ManagedProcess in the control plane's folder (prometheusProcess.ts): stopped by its pid in afterAll, and by the harness's
 // exit hook and watchdog if the run dies.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -19,8 +19,8 @@ import { connect } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { stringify } from 'yaml';
-import { controlPlaneAvailable, freePort } from '../controlplane/index.js';
-import { ManagedProcess } from '../controlplane/processes.js';
+import { controlPlaneAvailable } from '../controlplane/index.js';
+import type { ManagedProcess } from '../controlplane/processes.js';
 import { findOnPath, PROMTOOL_HINT, shippedRuleFile } from '../manifests/promtool.js';
 import { sample } from '../e2e/harness.js';
 import {
@@ -45,6 +45,7 @@ import {
   type Cluster,
 } from './cluster.js';
 import { startOperatorProcess, type OperatorProcess } from './operatorProcess.js';
+import { startPrometheus } from './prometheusProcess.js';
 
 interface PromAnswer {
   status: string;
@@ -181,22 +182,14 @@ describe.skipIf(!controlPlaneAvailable())('monitoring: a real Prometheus scrapes
         ],
       }),
     );
-    promPort = await freePort();
-    prometheus = new ManagedProcess({
+    const started = await startPrometheus({
+      bin: prometheusBin,
       name: 'prometheus',
-      command: prometheusBin,
-      args: [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'prometheus-data')}`,
-        `--web.listen-address=127.0.0.1:${promPort}`,
-      ],
       dir,
+      args: [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'prometheus-data')}`],
     });
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${promPort}/-/ready`).catch(() => undefined))?.ok,
-      30_000,
-      'Prometheus ready',
-    );
+    prometheus = started.proc;
+    promPort = started.port;
   }, 180_000);
 
   afterAll(async () => {

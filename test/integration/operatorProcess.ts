@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { freePort } from '../controlplane/controlPlane.js';
 import { ManagedProcess } from '../controlplane/processes.js';
 import { repoRoot } from './cluster.js';
 
@@ -84,15 +83,15 @@ export interface OperatorProcess {
 }
 
 export async function startOperatorProcess(opts: OperatorProcessOptions): Promise<OperatorProcess> {
-  const metricsPort = await freePort();
-  const healthPort = opts.secure !== undefined ? await freePort() : metricsPort;
+  // Port 0, the ports read back from the log: a port found free and handed over later can be taken meanwhile (the
+  // control plane's own outgoing connections draw from the same range), and the operator then exits at start.
   const serving =
     opts.secure !== undefined
       ? [
-          `--health-addr=127.0.0.1:${healthPort}`,
+          '--health-addr=127.0.0.1:0',
           ...(opts.secure.certDir !== undefined ? [`--metrics-cert-dir=${opts.secure.certDir}`] : []),
         ]
-      : ['--metrics-secure=false', `--health-addr=127.0.0.1:${metricsPort}`];
+      : ['--metrics-secure=false', '--health-addr=127.0.0.1:0'];
   const proc = new ManagedProcess({
     name: `operator-${opts.identity}`,
     command: opts.launch?.command ?? process.execPath,
@@ -100,7 +99,7 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       ...(opts.launch?.args ?? [...imageNodeOptions(), ...(opts.nodeArgs ?? []), ENTRY]),
       'run',
       `--kubeconfig=${opts.kubeconfig}`,
-      `--metrics-addr=127.0.0.1:${metricsPort}`,
+      '--metrics-addr=127.0.0.1:0',
       ...serving,
       '--namespace=kube-rebalancer',
       ...(opts.leaderElect === false ? [] : ['--leader-elect']),
@@ -109,6 +108,7 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
     dir: opts.dir,
     env: { ...process.env, POD_NAME: opts.identity, KUBERNETES_SERVICE_HOST: '' },
   });
+  const { metricsPort, healthPort } = await listeningPorts(proc, opts.secure !== undefined);
   return {
     identity: opts.identity,
     proc,
@@ -141,6 +141,49 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       }
     },
   };
+}
+
+/** How long a starting operator may take to open its listeners (a loaded 2-core machine, two suites beside it). */
+const LISTEN_TIMEOUT_MS = 60_000;
+
+/**
+ * The ports the operator listens on, from its "serving …" log lines; throws with its log if it exits first or is not
+ * listening within LISTEN_TIMEOUT_MS.
+ */
+async function listeningPorts(
+  proc: ManagedProcess,
+  secure: boolean,
+): Promise<{ metricsPort: number; healthPort: number }> {
+  const deadline = Date.now() + LISTEN_TIMEOUT_MS;
+  for (;;) {
+    let text = '';
+    try {
+      text = readFileSync(proc.logFile, 'utf8');
+    } catch {
+      // not written yet
+    }
+    const ports = new Map<string, number>();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      let entry: { msg?: unknown; address?: unknown };
+      try {
+        entry = JSON.parse(line) as { msg?: unknown; address?: unknown };
+      } catch {
+        continue; // a line being written
+      }
+      const port = typeof entry.address === 'string' ? Number(/:(\d+)$/.exec(entry.address)?.[1]) : NaN;
+      if (typeof entry.msg !== 'string' || !Number.isInteger(port)) continue;
+      if (entry.msg.startsWith('serving /healthz')) ports.set('health', port);
+      if (entry.msg.startsWith('serving /metrics')) ports.set('metrics', port);
+    }
+    const health = ports.get('health');
+    const metrics = secure ? ports.get('metrics') : health;
+    if (health !== undefined && metrics !== undefined) return { metricsPort: metrics, healthPort: health };
+    if (!proc.running) throw new Error(`${proc.name} exited before it was listening:\n${proc.tail(40)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${proc.name} not listening after ${LISTEN_TIMEOUT_MS} ms:\n${proc.tail(40)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** One GET on 127.0.0.1, over HTTPS without verifying the (self-signed) certificate when `tls`. */

@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
-import { controlPlaneAvailable, freePort } from '../controlplane/index.js';
-import { ManagedProcess } from '../controlplane/processes.js';
+import { controlPlaneAvailable } from '../controlplane/index.js';
+import type { ManagedProcess } from '../controlplane/processes.js';
 import { startOperatorWith, type OperatorHandle } from '../e2e/harness.js';
 import { findOnPath, PROMTOOL_HINT } from '../manifests/promtool.js';
 import {
@@ -27,10 +27,10 @@ import {
   operatorKubeConfig,
   policyStatus,
   startCluster,
-  waitFor,
   waitForReady,
   type Cluster,
 } from './cluster.js';
+import { startPrometheus } from './prometheusProcess.js';
 
 const NS = 'usage';
 const METRIC = 'instance:node_cpu_utilisation:rate5m';
@@ -97,22 +97,20 @@ describe.skipIf(!controlPlaneAvailable())(
         stdio: 'pipe',
       });
       writeFileSync(join(dir, 'prometheus.yml'), 'global: {scrape_interval: 1m}\n');
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      prometheus = new ManagedProcess({
+      const started = await startPrometheus({
+        bin: prometheusBin,
         name: 'prometheus-usage',
-        command: prometheusBin,
+        dir: c.cp.dir,
         args: [
           `--config.file=${join(dir, 'prometheus.yml')}`,
           `--storage.tsdb.path=${join(dir, 'data')}`,
-          `--web.listen-address=127.0.0.1:${port}`,
           '--query.lookback-delta=1h',
         ],
-        dir: c.cp.dir,
       });
+      prometheus = started.proc;
       const server = prometheus;
+      const url = started.url;
       onTestFailed(() => console.log(`prometheus log:\n${server.tail(20)}`));
-      await waitFor(async () => (await fetch(`${url}/-/ready`).catch(() => undefined))?.ok, 30_000, 'Prometheus ready');
 
       await c.core.createNamespacedSecret({
         namespace: OPERATOR_NAMESPACE,
