@@ -61,7 +61,18 @@ class PodTracker {
   ) {}
 
   async start(): Promise<void> {
-    const list = await this.c.core.listPodForAllNamespaces({ labelSelector: 'bench=realcp' });
+    // 30,000 pods in one answer: on a loaded machine the API server may cut it short ("Premature close"), so the
+    // list is tried again, as a reflector lists again.
+    let list: k8s.V1PodList | undefined;
+    for (let attempt = 1; list === undefined; attempt++) {
+      try {
+        list = await this.c.core.listPodForAllNamespaces({ labelSelector: 'bench=realcp' });
+      } catch (err) {
+        if (attempt >= 5) throw err;
+        log(`listing the pods failed (${(err as Error).message.slice(0, 120)}); listing again`);
+        await sleep(2_000);
+      }
+    }
     for (const pod of list.items) this.apply('ADDED', pod);
     let resourceVersion = list.metadata?.resourceVersion;
     const loop = async (): Promise<void> => {
