@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -198,5 +199,62 @@ describe('leader election on its own thread', () => {
     await until(() => lines.some((l) => l.msg.startsWith('leader election thread failed')), 'the failure');
     expect(elector.isLeader()).toBe(false);
     await elector.stop(false);
+  });
+
+  it('leads again when the worker renews after this thread saw the renew deadline pass, with no message', async () => {
+    // A stand-in worker: it leads, its renewals stop for longer than the renew deadline (a slow API server), then
+    // resume, and it never steps down in its own view (its deadline timer had not fired when the late renewal
+    // succeeded), so it posts nothing more. This thread must step down at the deadline and lead again after.
+    const script = join(dir, 'late-renewal-worker.mjs');
+    writeFileSync(
+      script,
+      [
+        "import { parentPort, workerData } from 'node:worker_threads';",
+        'const state = new BigInt64Array(workerData.shared);',
+        'const now = () => process.hrtime.bigint() / 1000n;',
+        'let renewing;',
+        "parentPort.on('message', (m) => {",
+        "  if (m.type === 'start') {",
+        '    Atomics.store(state, 1, now());',
+        '    Atomics.store(state, 2, now());',
+        '    Atomics.store(state, 0, 1n);',
+        "    parentPort.postMessage({ type: 'leading', value: true });",
+        `    setTimeout(() => (renewing = setInterval(() => { Atomics.store(state, 1, now()); Atomics.store(state, 2, now()); }, 50)), ${
+          TIMINGS.renewDeadlineMs + 800
+        });`,
+        '  }',
+        "  if (m.type === 'stop') { clearInterval(renewing); parentPort.postMessage({ type: 'stopped' }); }",
+        '});',
+      ].join('\n'),
+    );
+    const calls: string[] = [];
+    const { logger } = captureLogger('info');
+    const elector = createThreadedLeaderElector({
+      election: {
+        source: { kind: 'flag', path: join(dir, 'unused-kubeconfig') },
+        namespace: 'kube-rebalancer',
+        name: 'kube-rebalancer',
+        identity: 'a',
+        userAgent: 'test',
+        qps: 5,
+        burst: 10,
+        ...TIMINGS,
+      },
+      clock: systemClock,
+      logger,
+      workerUrl: pathToFileURL(script),
+      onStartedLeading: () => calls.push('started'),
+      onStoppedLeading: () => calls.push('stopped'),
+    });
+    try {
+      elector.start();
+      await until(() => elector.isLeader(), 'the first lead');
+      await until(() => calls.includes('stopped'), 'the step-down at the renew deadline');
+      expect(elector.isLeader()).toBe(false);
+      await until(() => elector.isLeader(), 'leading again after the late renewal');
+      expect(calls).toEqual(['started', 'stopped', 'started']);
+    } finally {
+      await elector.stop(false);
+    }
   });
 });
