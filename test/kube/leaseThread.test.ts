@@ -89,6 +89,20 @@ async function startServer(): Promise<CredentialSource> {
   return { kind: 'flag', path };
 }
 
+/** The election of this file's electors: its timings, the Lease and an identity, with credentials from `source`. */
+function election(source: CredentialSource): Parameters<typeof createThreadedLeaderElector>[0]['election'] {
+  return {
+    source,
+    namespace: 'kube-rebalancer',
+    name: 'kube-rebalancer',
+    identity: 'a',
+    userAgent: 'test',
+    qps: 5,
+    burst: 10,
+    ...TIMINGS,
+  };
+}
+
 /** The threaded elector on `source`, with this file's timings and the transpiled worker. */
 function threaded(
   source: CredentialSource,
@@ -96,16 +110,7 @@ function threaded(
   onStoppedLeading?: () => void,
 ): ReturnType<typeof createThreadedLeaderElector> {
   return createThreadedLeaderElector({
-    election: {
-      source,
-      namespace: 'kube-rebalancer',
-      name: 'kube-rebalancer',
-      identity: 'a',
-      userAgent: 'test',
-      qps: 5,
-      burst: 10,
-      ...TIMINGS,
-    },
+    election: election(source),
     clock: systemClock,
     logger,
     workerUrl: worker.url,
@@ -230,16 +235,7 @@ describe('leader election on its own thread', () => {
     const calls: string[] = [];
     const { logger } = captureLogger('info');
     const elector = createThreadedLeaderElector({
-      election: {
-        source: { kind: 'flag', path: join(dir, 'unused-kubeconfig') },
-        namespace: 'kube-rebalancer',
-        name: 'kube-rebalancer',
-        identity: 'a',
-        userAgent: 'test',
-        qps: 5,
-        burst: 10,
-        ...TIMINGS,
-      },
+      election: election({ kind: 'flag', path: join(dir, 'unused-kubeconfig') }),
       clock: systemClock,
       logger,
       workerUrl: pathToFileURL(script),
