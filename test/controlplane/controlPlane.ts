@@ -144,18 +144,24 @@ const AUDIT_POLICY = {
 };
 
 /**
- * Starts a control plane, again on fresh ports (up to three tries) when a port found free was taken before etcd or
- * kube-apiserver could bind it: with suites side by side, outgoing connections draw from the same ephemeral range.
+ * `start()` again (up to three tries) when it failed because a port found free by freePort() was taken before the
+ * process it was handed to could bind it: with suites side by side, outgoing connections draw from the same range.
+ * `start` picks its ports itself and throws with the process's log, which says "address already in use".
  */
-export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+export async function onFreshPorts<T>(what: string, start: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startControlPlaneOnce(opts);
+      return await start();
     } catch (err) {
       if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
-      console.warn(`control plane: a port was taken before it could bind; starting again (try ${attempt + 1} of 3)`);
+      console.warn(`${what}: a port was taken before it could bind; starting again (try ${attempt + 1} of 3)`);
     }
   }
+}
+
+/** Starts a control plane, on fresh ports again if one was taken before etcd or kube-apiserver bound it. */
+export function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  return onFreshPorts('control plane', () => startControlPlaneOnce(opts));
 }
 
 async function startControlPlaneOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {

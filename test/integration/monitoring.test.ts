@@ -10,8 +10,8 @@
 //   dry runs are not evictions, MAX SKEW is the skew after a balancing run, rebalancer_violations counts hard skew,
 //   rebalancer_plan_evictions is what the cycle evicted, the first cycle after start-up emits its Event, an Invalid
 //   policy shows in the Status column, and log lines count skips as their text does and carry one `component` key.
-// Prometheus is a ManagedProcess in the control plane's folder (prometheusProcess.ts): stopped by its pid in afterAll, and by the harness's
-// exit hook and watchdog if the run dies.
+// Prometheus is a ManagedProcess in the control plane's folder (prometheusProcess.ts): stopped by its pid in afterAll,
+// and by the harness's exit hook and watchdog if the run dies.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';

@@ -120,12 +120,7 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       return answer.text;
     },
     get: (path, token) => getText(opts.secure !== undefined, metricsPort, path, token),
-    logs() {
-      const lines = readFileSync(proc.logFile, 'utf8').split('\n');
-      // The operator may be writing its last line right now: only the lines it has ended are read.
-      lines.pop();
-      return lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    },
+    logs: () => logEntries(proc),
     usage() {
       try {
         const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
@@ -143,6 +138,20 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
   };
 }
 
+/** The log lines (pino JSON) the operator has ended so far; none before its log file exists. */
+function logEntries(proc: ManagedProcess): Array<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = readFileSync(proc.logFile, 'utf8');
+  } catch {
+    return [];
+  }
+  const lines = text.split('\n');
+  // The operator may be writing its last line right now: only the lines it has ended are read.
+  lines.pop();
+  return lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 /** How long a starting operator may take to open its listeners (a loaded 2-core machine, two suites beside it). */
 const LISTEN_TIMEOUT_MS = 60_000;
 
@@ -156,25 +165,13 @@ async function listeningPorts(
 ): Promise<{ metricsPort: number; healthPort: number }> {
   const deadline = Date.now() + LISTEN_TIMEOUT_MS;
   for (;;) {
-    let text = '';
-    try {
-      text = readFileSync(proc.logFile, 'utf8');
-    } catch {
-      // not written yet
-    }
     const ports = new Map<string, number>();
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      let entry: { msg?: unknown; address?: unknown };
-      try {
-        entry = JSON.parse(line) as { msg?: unknown; address?: unknown };
-      } catch {
-        continue; // a line being written
-      }
-      const port = typeof entry.address === 'string' ? Number(/:(\d+)$/.exec(entry.address)?.[1]) : NaN;
-      if (typeof entry.msg !== 'string' || !Number.isInteger(port)) continue;
-      if (entry.msg.startsWith('serving /healthz')) ports.set('health', port);
-      if (entry.msg.startsWith('serving /metrics')) ports.set('metrics', port);
+    for (const entry of logEntries(proc)) {
+      const port = typeof entry['address'] === 'string' ? Number(/:(\d+)$/.exec(entry['address'])?.[1]) : NaN;
+      const msg = entry['msg'];
+      if (typeof msg !== 'string' || !Number.isInteger(port)) continue;
+      if (msg.startsWith('serving /healthz')) ports.set('health', port);
+      if (msg.startsWith('serving /metrics')) ports.set('metrics', port);
     }
     const health = ports.get('health');
     const metrics = secure ? ports.get('metrics') : health;

@@ -1,7 +1,7 @@
 // A real Prometheus (Debian's package) as a ManagedProcess in a test's folder: stopped by its pid by the suite, and by
 // the harness's exit hook and watchdog if the run dies. On a port found free; started again on another when that one
 // was taken before Prometheus could bind it (suites side by side draw outgoing connections from the same range).
-import { freePort } from '../controlplane/controlPlane.js';
+import { freePort, onFreshPorts } from '../controlplane/controlPlane.js';
 import { ManagedProcess } from '../controlplane/processes.js';
 
 export interface PrometheusProcess {
@@ -14,13 +14,15 @@ export interface PrometheusProcess {
 const READY_TIMEOUT_MS = 30_000;
 
 /** Starts `bin` with `args` and --web.listen-address, and waits for /-/ready; throws with its log otherwise. */
-export async function startPrometheus(opts: {
+export function startPrometheus(opts: {
   readonly bin: string;
   readonly name: string;
   readonly dir: string;
   readonly args: readonly string[];
 }): Promise<PrometheusProcess> {
-  for (let attempt = 1; ; attempt++) {
+  let attempt = 0;
+  return onFreshPorts(opts.name, async () => {
+    attempt++;
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const proc = new ManagedProcess({
@@ -30,17 +32,15 @@ export async function startPrometheus(opts: {
       dir: opts.dir,
     });
     const deadline = Date.now() + READY_TIMEOUT_MS;
-    for (;;) {
+    while (proc.running && Date.now() <= deadline) {
       const ready = await fetch(`${url}/-/ready`).then(
         (res) => res.ok,
         () => false,
       );
       if (ready) return { proc, url, port };
-      if (!proc.running || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await proc.stop();
-    if (attempt < 3 && /address already in use/.test(proc.tail(40))) continue;
     throw new Error(`${opts.name} not ready at ${url} within ${READY_TIMEOUT_MS} ms:\n${proc.tail(40)}`);
-  }
+  });
 }
